@@ -1,0 +1,48 @@
+package lsm
+
+import (
+	"context"
+	"errors"
+)
+
+// Close stores everything written so far in the WAL, flushes the memtables
+// to L0 so the next Open has little to replay, and stops the engine. Writes
+// after Close fail with ErrClosed. A fenced DB closes without flushing.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closing {
+		db.mu.Unlock()
+		return ErrClosed
+	}
+	db.closing = true
+	fenced := db.bgErr
+	db.mu.Unlock()
+
+	db.commitMu.Lock()
+	walErr := db.wal.Close()
+	db.commitMu.Unlock()
+
+	var flushErr error
+	if fenced == nil && walErr == nil {
+		flushErr = db.Flush(context.Background())
+	}
+	db.setBGErr(ErrClosed)
+	close(db.done)
+	db.wg.Wait()
+	if errors.Is(fenced, ErrFenced) {
+		return fenced
+	}
+	return errors.Join(db.mapWALErr(walErr), flushErr)
+}
+
+// abandon stops the engine the way a crash would: nothing pending is
+// written, no memtable is flushed. For tests.
+func (db *DB) abandon() {
+	db.mu.Lock()
+	db.closing = true
+	db.mu.Unlock()
+	db.wal.Abandon()
+	db.setBGErr(ErrClosed)
+	close(db.done)
+	db.wg.Wait()
+}

@@ -1,0 +1,392 @@
+package lsm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/thanos-io/objstore"
+
+	"github.com/stratakv/strata/blob"
+	"github.com/stratakv/strata/lsm/sst"
+	"github.com/stratakv/strata/manifest"
+	"github.com/stratakv/strata/wal"
+)
+
+// The engine's public errors, checked with errors.Is.
+var (
+	ErrNotFound   = errors.New("lsm: not found")
+	ErrClosed     = errors.New("lsm: closed")
+	ErrFenced     = errors.New("lsm: fenced by a newer writer")
+	ErrCorruption = sst.ErrCorruption
+)
+
+// DB is the LSM engine over one bucket (prefix). It is safe for concurrent
+// use.
+type DB struct {
+	bkt    objstore.Bucket
+	counts *blob.CountingBucket
+	opts   Options
+	store  *manifest.Store
+	cache  *sst.Cache
+	clock  *clock
+	tables *tableCache
+	epoch  uint64
+	wal    *wal.Writer
+
+	// commitMu serializes seq assignment, WAL append and memtable insert,
+	// so WAL order, seq order and memtable contents agree.
+	commitMu sync.Mutex
+	seq      uint64 // last assigned seq. REQUIRES: commitMu held.
+
+	// visibleSeq is the newest seq reads may see. Loaded before readState,
+	// so every row with seq <= visibleSeq is in that state.
+	visibleSeq atomic.Uint64
+	state      atomic.Pointer[readState]
+
+	// mu guards what follows and the installation of new read states.
+	mu       sync.Mutex
+	mem      *memtable
+	imm      []*memtable // frozen, oldest first
+	man      *manifest.Manifest
+	bgErr    error         // sticky background error (fenced, closed, storage)
+	changed  chan struct{} // closed and replaced when flushes or manifests land
+	closing  bool
+	flushReq chan struct{}
+	done     chan struct{} // closed when background goroutines must stop
+	wg       sync.WaitGroup
+
+	m metricsCounters
+}
+
+// readState is an immutable view for readers: memtables and the manifest
+// whose SSTs hold everything older.
+type readState struct {
+	mem *memtable
+	imm []*memtable // newest first
+	man *manifest.Manifest
+}
+
+// Open opens (creating if empty) the database in bkt. It becomes the only
+// writer: any writer open before it is fenced.
+func Open(ctx context.Context, bkt objstore.Bucket, opts Options) (*DB, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if !opts.UnsafeSkipConditionalWriteCheck {
+		if err := blob.CheckConditionalWrites(ctx, bkt); err != nil {
+			return nil, err
+		}
+	}
+	counts := blob.NewCountingBucket(bkt)
+	db := &DB{
+		bkt:      counts,
+		counts:   counts,
+		opts:     opts,
+		store:    manifest.NewStore(counts),
+		cache:    sst.NewCache(opts.BlockCacheBytes),
+		changed:  make(chan struct{}),
+		flushReq: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	db.tables = newTableCache(db.bkt, db.cache)
+	if err := db.recover(ctx); err != nil {
+		return nil, err
+	}
+	db.wg.Add(2)
+	go db.flushLoop()
+	go db.pollLoop()
+	return db, nil
+}
+
+// recover loads the manifest, fences older writers and replays the WAL.
+func (db *DB) recover(ctx context.Context) error {
+	man, err := db.store.Latest(ctx)
+	if errors.Is(err, manifest.ErrNotFound) {
+		err = db.store.Create(ctx, &manifest.Manifest{ID: 1})
+		if err != nil && !errors.Is(err, manifest.ErrConflict) {
+			return fmt.Errorf("lsm: create first manifest: %w", err)
+		}
+		man, err = db.store.Latest(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("lsm: load manifest: %w", err)
+	}
+	man, err = db.store.Update(ctx, man, func(m *manifest.Manifest) error {
+		m.WriterEpoch++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lsm: claim writer epoch: %w", err)
+	}
+	db.epoch = man.WriterEpoch
+	fence, err := wal.Fence(ctx, db.bkt, man.ReplayAfterWALID)
+	if err != nil {
+		return err
+	}
+	db.clock = newClock(db.opts.WallClock, man.ClockTick)
+	db.seq = man.LastSeq
+	mem := newMemtable()
+	var history []wal.Stored
+	err = wal.Replay(ctx, db.bkt, man.ReplayAfterWALID, fence, func(o wal.Object) error {
+		history = append(history, wal.Stored{ID: o.ID, MaxSeq: o.Stats.MaxSeq})
+		db.clock.observe(o.Stats.ClockTick)
+		for _, r := range o.Rows {
+			if r.Seq <= man.LastSeq {
+				continue
+			}
+			mem.add(r)
+			db.seq = max(db.seq, r.Seq)
+		}
+		mem.clockTick.Store(max(mem.clockTick.Load(), o.Stats.ClockTick))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	history = append(history, wal.Stored{ID: fence})
+	db.wal = wal.NewWriter(db.bkt, fence+1, db.seq, history, wal.Options{
+		FlushInterval:  db.opts.WALFlushInterval,
+		MaxObjectBytes: db.opts.WALMaxObjectBytes,
+		Compression:    db.opts.Compression,
+		Logger:         db.opts.Logger,
+	})
+	db.mem, db.man = mem, man
+	db.visibleSeq.Store(db.seq)
+	db.publishLocked()
+	db.opts.Logger.Info("lsm opened", "manifest", man.ID, "epoch", db.epoch,
+		"replayed_wal_objects", len(history)-1, "last_seq", db.seq, "l0", len(man.L0), "runs", len(man.Runs))
+	return nil
+}
+
+// publishLocked installs a read state for the current memtables and
+// manifest. REQUIRES: db.mu held, or no concurrent access (Open).
+func (db *DB) publishLocked() {
+	imm := make([]*memtable, len(db.imm))
+	for i, m := range db.imm {
+		imm[len(imm)-1-i] = m
+	}
+	db.state.Store(&readState{mem: db.mem, imm: imm, man: db.man})
+	close(db.changed)
+	db.changed = make(chan struct{})
+}
+
+// WriteHandle is returned by Write; Durable waits for the batch's WAL object.
+type WriteHandle struct {
+	db  *DB
+	seq uint64
+}
+
+// Seq returns the batch's sequence number.
+func (h *WriteHandle) Seq() uint64 { return h.seq }
+
+// Durable blocks until the batch is stored in the WAL, and so survives any
+// crash, or returns why it cannot be (fenced, closed, ctx).
+func (h *WriteHandle) Durable(ctx context.Context) error {
+	if h.seq == 0 {
+		return nil
+	}
+	err := h.db.wal.WaitDurable(ctx, h.seq)
+	if errors.Is(err, wal.ErrFenced) {
+		return fmt.Errorf("%w: %w", ErrFenced, err)
+	}
+	if errors.Is(err, wal.ErrClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+// Write applies b atomically. The batch is visible to reads when Write
+// returns and durable once the handle's Durable returns nil. b may be reused
+// after Write returns.
+func (db *DB) Write(ctx context.Context, b *Batch) (*WriteHandle, error) {
+	if b.Len() == 0 {
+		return &WriteHandle{db: db}, nil
+	}
+	if err := db.throttle(ctx); err != nil {
+		return nil, err
+	}
+	rows := make([]sst.Row, len(b.rows))
+	copy(rows, b.rows)
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	seq := db.seq + 1
+	tick := db.clock.Now()
+	for i := range rows {
+		rows[i].Seq = seq
+	}
+	if err := db.wal.Append(rows, tick); err != nil {
+		return nil, db.mapWALErr(err)
+	}
+	db.seq = seq
+	db.mu.Lock()
+	mem := db.mem
+	db.mu.Unlock()
+	for _, r := range rows {
+		mem.add(r)
+	}
+	if tick > mem.clockTick.Load() {
+		mem.clockTick.Store(tick)
+	}
+	db.visibleSeq.Store(seq)
+	db.m.writes.Add(1)
+	if mem.size.Load() >= db.opts.MemtableSize {
+		db.rotate()
+	}
+	return &WriteHandle{db: db, seq: seq}, nil
+}
+
+func (db *DB) mapWALErr(err error) error {
+	switch {
+	case errors.Is(err, wal.ErrFenced):
+		return fmt.Errorf("%w: %w", ErrFenced, err)
+	case errors.Is(err, wal.ErrClosed):
+		return ErrClosed
+	}
+	return err
+}
+
+// rotate freezes the memtable and asks the flusher to write it.
+// REQUIRES: db.commitMu held (no insert is in progress).
+func (db *DB) rotate() {
+	db.mu.Lock()
+	if !db.mem.empty() {
+		db.imm = append(db.imm, db.mem)
+		db.mem = newMemtable()
+		db.publishLocked()
+	}
+	db.mu.Unlock()
+	select {
+	case db.flushReq <- struct{}{}:
+	default:
+	}
+}
+
+// throttle applies backpressure: writes wait while unflushed memtables
+// exceed MaxUnflushedBytes, and are delayed a little while L0 is long.
+func (db *DB) throttle(ctx context.Context) error {
+	stalled := time.Time{}
+	for {
+		db.mu.Lock()
+		err := db.bgErr
+		unflushed := db.mem.size.Load()
+		for _, m := range db.imm {
+			unflushed += m.size.Load()
+		}
+		l0 := len(db.man.L0)
+		ch := db.changed
+		db.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if unflushed < db.opts.MaxUnflushedBytes {
+			if !stalled.IsZero() {
+				db.m.stallNanos.Add(int64(time.Since(stalled)))
+			}
+			if l0 >= db.opts.L0SlowdownSSTs {
+				db.m.slowdowns.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+			return nil
+		}
+		if stalled.IsZero() {
+			stalled = time.Now()
+			db.m.stalls.Add(1)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Now returns the engine clock in ms since the epoch: the time reads use to
+// decide expiry, never behind any write's time.
+func (db *DB) Now() int64 { return db.clock.Now() }
+
+// Get returns the value of key, or ErrNotFound if it is absent, deleted or
+// expired. The returned slice is the caller's.
+func (db *DB) Get(ctx context.Context, key []byte) ([]byte, error) {
+	row, ok, err := db.getRow(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return bytes.Clone(row.Value), nil
+}
+
+// getRow returns the newest visible row of key, if any is live.
+func (db *DB) getRow(ctx context.Context, key []byte) (sst.Row, bool, error) {
+	seq := db.visibleSeq.Load()
+	rs := db.state.Load()
+	now := db.clock.Now()
+	db.m.gets.Add(1)
+	live := func(r sst.Row) bool {
+		return r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > now)
+	}
+	if r, ok := rs.mem.get(key, seq); ok {
+		return r, live(r), nil
+	}
+	for _, m := range rs.imm {
+		if r, ok := m.get(key, seq); ok {
+			return r, live(r), nil
+		}
+	}
+	for _, t := range rs.man.L0 {
+		r, ok, err := db.tableGet(ctx, t, key)
+		if err != nil || ok {
+			return r, ok && live(r), err
+		}
+	}
+	for _, run := range rs.man.Runs {
+		t, ok := findInRun(run.SSTs, key)
+		if !ok {
+			continue
+		}
+		r, ok, err := db.tableGet(ctx, t, key)
+		if err != nil || ok {
+			return r, ok && live(r), err
+		}
+	}
+	return sst.Row{}, false, nil
+}
+
+func (db *DB) tableGet(ctx context.Context, t manifest.SST, key []byte) (sst.Row, bool, error) {
+	if bytes.Compare(key, t.Stats.Smallest) < 0 || bytes.Compare(key, t.Stats.Largest) > 0 {
+		return sst.Row{}, false, nil
+	}
+	rd, err := db.tables.get(ctx, t)
+	if err != nil {
+		return sst.Row{}, false, err
+	}
+	if !rd.MayContain(key) {
+		db.m.bloomSkips.Add(1)
+		return sst.Row{}, false, nil
+	}
+	return rd.Get(ctx, key)
+}
+
+// findInRun returns the SST of a sorted run whose key range holds key.
+func findInRun(ssts []manifest.SST, key []byte) (manifest.SST, bool) {
+	lo, hi := 0, len(ssts)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if bytes.Compare(ssts[mid].Stats.Largest, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(ssts) || bytes.Compare(ssts[lo].Stats.Smallest, key) > 0 {
+		return manifest.SST{}, false
+	}
+	return ssts[lo], true
+}

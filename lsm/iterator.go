@@ -1,0 +1,149 @@
+package lsm
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/stratakv/strata/lsm/sst"
+)
+
+// IterOptions bound an iterator. Prefix, when set, overrides both bounds with
+// the range of keys that start with it.
+type IterOptions struct {
+	LowerBound []byte // inclusive
+	UpperBound []byte // exclusive
+	Prefix     []byte
+}
+
+// Iterator walks the live keys of a DB in order, one row per key: the newest
+// version visible when the iterator was created, skipping deleted and
+// expired keys. It stays valid while memtables are flushed and SSTs are
+// compacted and collected underneath it.
+type Iterator struct {
+	db     *DB
+	merged *mergingIter
+	seq    uint64
+	now    int64
+	lower  []byte
+	key    []byte // copy of the current key
+	row    sst.Row
+	valid  bool
+	err    error
+}
+
+var _ sst.Iterator = (*Iterator)(nil)
+
+// NewIter returns an unpositioned iterator over a consistent view of the DB.
+func (db *DB) NewIter(ctx context.Context, o IterOptions) *Iterator {
+	lower, upper := o.LowerBound, o.UpperBound
+	if o.Prefix != nil {
+		lower, upper = o.Prefix, prefixSuccessor(o.Prefix)
+	}
+	seq := db.visibleSeq.Load()
+	rs := db.state.Load()
+	children := []sst.Iterator{rs.mem.newIter(lower, upper)}
+	for _, m := range rs.imm {
+		children = append(children, m.newIter(lower, upper))
+	}
+	for i, t := range rs.man.L0 {
+		if overlaps(t.Stats.Smallest, t.Stats.Largest, lower, upper) {
+			children = append(children, newLevelIter(ctx, db, rs.man.L0[i:i+1], lower, upper))
+		}
+	}
+	for _, r := range rs.man.Runs {
+		children = append(children, newLevelIter(ctx, db, r.SSTs, lower, upper))
+	}
+	db.m.iters.Add(1)
+	return &Iterator{db: db, merged: newMergingIter(children), seq: seq, now: db.clock.Now(), lower: lower}
+}
+
+// overlaps reports whether [smallest, largest] meets [lower, upper).
+func overlaps(smallest, largest, lower, upper []byte) bool {
+	if lower != nil && bytes.Compare(largest, lower) < 0 {
+		return false
+	}
+	return upper == nil || bytes.Compare(smallest, upper) < 0
+}
+
+// prefixSuccessor returns the smallest key greater than every key with the
+// prefix, or nil if there is none (all 0xff).
+func prefixSuccessor(prefix []byte) []byte {
+	s := bytes.Clone(prefix)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 0xff {
+			s[i]++
+			return s[:i+1]
+		}
+	}
+	return nil
+}
+
+// First positions at the first live key.
+func (it *Iterator) First() bool { return it.settle(it.merged.First()) }
+
+// SeekGE positions at the first live key >= key.
+func (it *Iterator) SeekGE(key []byte) bool { return it.settle(it.merged.SeekGE(key)) }
+
+// Next moves to the next live key.
+func (it *Iterator) Next() bool {
+	if !it.valid {
+		return false
+	}
+	return it.settle(it.skipKey())
+}
+
+// skipKey advances the merged stream past every version of it.key.
+func (it *Iterator) skipKey() bool {
+	for it.merged.Next() {
+		if !bytes.Equal(it.merged.Row().Key, it.key) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle moves forward to the next key whose newest visible version is live.
+func (it *Iterator) settle(ok bool) bool {
+	it.valid = false
+	for ok {
+		r := it.merged.Row()
+		if r.Seq > it.seq {
+			ok = it.merged.Next() // written after the iterator was made
+			continue
+		}
+		it.key = append(it.key[:0], r.Key...)
+		if r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > it.now) {
+			it.row = r
+			it.row.Key = it.key
+			it.valid = true
+			return true
+		}
+		ok = it.skipKey()
+	}
+	it.err = it.merged.Error()
+	return false
+}
+
+// Valid reports whether the iterator is at a key.
+func (it *Iterator) Valid() bool { return it.valid }
+
+// Key returns the current key; valid until the next positioning call.
+func (it *Iterator) Key() []byte { return it.row.Key }
+
+// Value returns the current value; valid until the next positioning call.
+func (it *Iterator) Value() []byte { return it.row.Value }
+
+// Row returns the current row.
+func (it *Iterator) Row() sst.Row { return it.row }
+
+// Error returns the error that ended iteration, if any.
+func (it *Iterator) Error() error { return it.err }
+
+// Close releases the iterator.
+func (it *Iterator) Close() error {
+	it.valid = false
+	if err := it.merged.Close(); err != nil && it.err == nil {
+		it.err = err
+	}
+	return it.err
+}

@@ -1,0 +1,113 @@
+package sst
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchRows returns n rows with keys shaped like the keyspace's (a common
+// prefix, a big-endian counter) and 100-byte values.
+func benchRows(n int) []Row {
+	rng := rand.New(rand.NewPCG(1, 1))
+	rows := make([]Row, n)
+	for i := range rows {
+		v := make([]byte, 100)
+		for j := range v {
+			v[j] = byte('a' + rng.IntN(8))
+		}
+		rows[i] = Row{Key: fmt.Appendf(nil, "h\x00user:%010d", i), Seq: uint64(n - i), Kind: KindPut, Value: v}
+	}
+	return rows
+}
+
+func BenchmarkBuild(b *testing.B) {
+	rows := benchRows(100_000)
+	for _, comp := range compressions {
+		b.Run(comp.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				bl := NewBuilder(BuilderOptions{BloomBitsPerKey: 10, Compression: comp})
+				for _, r := range rows {
+					if err := bl.Add(r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				data, _, err := bl.Finish()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(data)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+			b.ReportMetric(float64(size), "bytes/sst")
+		})
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	rows := benchRows(100_000)
+	for _, comp := range compressions {
+		b.Run(comp.String(), func(b *testing.B) {
+			data, _ := build(b, rows, BuilderOptions{BloomBitsPerKey: 10, Compression: comp})
+			r := openBytes(b, data, NewCache(256<<20))
+			ctx := context.Background()
+			for _, row := range rows { // warm the cache
+				if _, ok, err := r.Get(ctx, row.Key); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, ok, err := r.Get(ctx, rows[i%len(rows)].Key); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+				i += 7919
+			}
+		})
+	}
+	b.Run("absent", func(b *testing.B) {
+		data, _ := build(b, rows, BuilderOptions{BloomBitsPerKey: 10})
+		r := openBytes(b, data, NewCache(256<<20))
+		ctx := context.Background()
+		b.ReportAllocs()
+		key := []byte("h\x00user:absent000")
+		for b.Loop() {
+			if _, ok, err := r.Get(ctx, key); ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+}
+
+func BenchmarkIterate(b *testing.B) {
+	rows := benchRows(100_000)
+	for _, comp := range compressions {
+		for _, cached := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%v/cached=%v", comp, cached), func(b *testing.B) {
+				data, _ := build(b, rows, BuilderOptions{Compression: comp})
+				var cache *Cache
+				if cached {
+					cache = NewCache(256 << 20)
+				}
+				r := openBytes(b, data, cache)
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					it := r.NewIter(ctx, IterOptions{})
+					n := 0
+					for ok := it.First(); ok; ok = it.Next() {
+						n++
+					}
+					if err := it.Close(); err != nil || n != len(rows) {
+						b.Fatal(n, err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+			})
+		}
+	}
+}

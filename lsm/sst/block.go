@@ -1,0 +1,236 @@
+package sst
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// blockWriter builds one data block (format.go: "Data block").
+type blockWriter struct {
+	buf      []byte
+	restarts []uint32
+	prevKey  []byte
+	counter  int // entries since the last restart point
+	entries  int
+}
+
+// add appends r. restartInterval is at least 1.
+func (w *blockWriter) add(r Row, restartInterval int) {
+	shared := 0
+	if w.entries == 0 || w.counter >= restartInterval {
+		w.restarts = append(w.restarts, uint32(len(w.buf)))
+		w.counter = 0
+	} else {
+		shared = commonPrefix(w.prevKey, r.Key)
+	}
+	unshared := r.Key[shared:]
+	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(unshared)))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(r.Value)))
+	w.buf = append(w.buf, unshared...)
+	w.buf = binary.AppendUvarint(w.buf, r.Seq)
+	w.buf = append(w.buf, byte(r.Kind))
+	w.buf = binary.AppendVarint(w.buf, r.ExpireAt)
+	w.buf = append(w.buf, r.Value...)
+	w.prevKey = append(w.prevKey[:0], r.Key...)
+	w.counter++
+	w.entries++
+}
+
+// size is the decoded size the block would have if finished now.
+func (w *blockWriter) size() int { return len(w.buf) + 4*len(w.restarts) + 4 }
+
+// finish appends the restart array and returns the decoded block. The result
+// is valid until the next reset.
+func (w *blockWriter) finish() []byte {
+	for _, r := range w.restarts {
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, r)
+	}
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(len(w.restarts)))
+	return w.buf
+}
+
+func (w *blockWriter) reset() {
+	w.buf = w.buf[:0]
+	w.restarts = w.restarts[:0]
+	w.prevKey = w.prevKey[:0]
+	w.counter = 0
+	w.entries = 0
+}
+
+// maxEntryOverhead bounds the bytes an entry adds besides its key and value
+// (three length uvarints, seq, kind, expireAt, a restart slot).
+const maxEntryOverhead = 3*binary.MaxVarintLen64 + binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 4
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// blockIter walks the rows of one decoded data block. Row slices alias the
+// block (value) and the iterator's key buffer (key), so no row allocates.
+// Errors are the plain decoding errors of format.go; callers add the object
+// name and offset.
+type blockIter struct {
+	data        []byte
+	restarts    int // offset of the restart array; entries live in data[:restarts]
+	numRestarts int
+	offset      int // offset of the current entry
+	next        int // offset of the entry after the current one
+	valid       bool
+	err         error
+
+	key      []byte
+	seq      uint64
+	kind     Kind
+	expireAt int64
+	value    []byte
+}
+
+// init points the iterator at a block, reusing its key buffer. It validates
+// only the restart array header; entries are checked as they are decoded.
+func (it *blockIter) init(data []byte) error {
+	*it = blockIter{key: it.key[:0]}
+	if len(data) < 4 {
+		return errBadRestarts
+	}
+	n := uint64(binary.LittleEndian.Uint32(data[len(data)-4:]))
+	if n == 0 || n > uint64(len(data)-4)/4 {
+		return errBadRestarts
+	}
+	it.data = data
+	it.numRestarts = int(n)
+	it.restarts = len(data) - 4 - 4*int(n)
+	return nil
+}
+
+// restartOffset returns the entry offset of restart point i.
+func (it *blockIter) restartOffset(i int) (int, bool) {
+	off := int(binary.LittleEndian.Uint32(it.data[it.restarts+4*i:]))
+	return off, off < it.restarts
+}
+
+// restartKey returns the (unshared, whole) key of restart point i without
+// copying it.
+func (it *blockIter) restartKey(i int) ([]byte, bool) {
+	off, ok := it.restartOffset(i)
+	if !ok {
+		return nil, false
+	}
+	b := it.data[off:it.restarts]
+	shared, b, err := decodeUvarint(b)
+	if err != nil || shared != 0 {
+		return nil, false
+	}
+	unshared, b, err := decodeUvarint(b)
+	if err != nil {
+		return nil, false
+	}
+	_, b, err = decodeUvarint(b) // value length
+	if err != nil || unshared > uint64(len(b)) {
+		return nil, false
+	}
+	return b[:unshared], true
+}
+
+// decodeAt decodes the entry at off into the iterator's current row. The
+// previous row's key must be in it.key (for the shared prefix).
+func (it *blockIter) decodeAt(off int) bool {
+	if off >= it.restarts {
+		it.valid = false
+		return false
+	}
+	b := it.data[off:it.restarts]
+	shared, b, err1 := decodeUvarint(b)
+	unshared, b, err2 := decodeUvarint(b)
+	vlen, b, err3 := decodeUvarint(b)
+	if err1 != nil || err2 != nil || err3 != nil || shared > uint64(len(it.key)) || unshared > uint64(len(b)) {
+		return it.fail(errBadEntry)
+	}
+	it.key = append(it.key[:shared], b[:unshared]...)
+	b = b[unshared:]
+	seq, b, err := decodeUvarint(b)
+	if err != nil || len(b) == 0 || b[0] > byte(KindPut) {
+		return it.fail(errBadEntry)
+	}
+	it.kind = Kind(b[0])
+	expireAt, b, err := decodeVarint(b[1:])
+	if err != nil || vlen > uint64(len(b)) {
+		return it.fail(errBadEntry)
+	}
+	it.seq, it.expireAt = seq, expireAt
+	it.value = b[:vlen:vlen]
+	it.offset = off
+	it.next = len(it.data[:it.restarts]) - len(b) + int(vlen)
+	it.valid = true
+	return true
+}
+
+func (it *blockIter) fail(err error) bool {
+	it.valid = false
+	if it.err == nil {
+		it.err = err
+	}
+	return false
+}
+
+func (it *blockIter) first() bool {
+	if it.data == nil {
+		return false
+	}
+	it.key = it.key[:0]
+	return it.decodeAt(0)
+}
+
+func (it *blockIter) nextRow() bool {
+	if !it.valid {
+		return false
+	}
+	return it.decodeAt(it.next)
+}
+
+// seekGE positions at the first row whose key is >= key: the newest version
+// of that key, since versions are stored newest first.
+func (it *blockIter) seekGE(key []byte) bool {
+	if it.data == nil {
+		return false
+	}
+	// Find the first restart whose key is >= key; the answer lies after the
+	// restart before it (a key's versions may start before that restart).
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		k, ok := it.restartKey(mid)
+		if !ok {
+			return it.fail(errBadRestarts)
+		}
+		if bytes.Compare(k, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	start := max(lo-1, 0)
+	off, ok := it.restartOffset(start)
+	if !ok {
+		return it.fail(errBadRestarts)
+	}
+	it.key = it.key[:0]
+	for ok := it.decodeAt(off); ok; ok = it.decodeAt(it.next) {
+		if bytes.Compare(it.key, key) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (it *blockIter) row() Row {
+	return Row{Key: it.key, Seq: it.seq, Kind: it.kind, ExpireAt: it.expireAt, Value: it.value}
+}

@@ -1,0 +1,179 @@
+package sst
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+const (
+	cacheShards = 16
+	// cacheEntryOverhead is charged per entry on top of its value, for the
+	// entry struct and its map slot, so many tiny blocks cannot exceed the
+	// byte budget by their bookkeeping.
+	cacheEntryOverhead = 96
+)
+
+// Cache is a byte-bounded block cache shared by Readers: a sharded LRU whose
+// values are decoded (checksum-verified, decompressed) blocks. Index and
+// filter blocks are high priority: in each shard they are evicted only when
+// no normal entry is left. It is safe for concurrent use.
+//
+// Cached slices are never modified or reused, so a caller may keep using a
+// block after it was evicted.
+type Cache struct {
+	capacity int64
+	nextID   atomic.Uint64
+	shards   [cacheShards]cacheShard
+}
+
+// CacheMetrics is a snapshot of a Cache's counters.
+type CacheMetrics struct {
+	Hits, Misses uint64
+	Bytes        int64 // charged bytes: values plus per-entry overhead
+	Entries      int64
+	Capacity     int64
+}
+
+type cacheKey struct {
+	id  uint64 // Reader id, unique per Cache
+	off uint64 // block offset within the object
+}
+
+type cacheEntry struct {
+	key        cacheKey
+	value      []byte
+	charge     int64
+	high       bool
+	prev, next *cacheEntry
+}
+
+// lruList is a circular doubly-linked list with a sentinel; front is newest.
+type lruList struct{ root cacheEntry }
+
+func (l *lruList) init()             { l.root.prev, l.root.next = &l.root, &l.root }
+func (l *lruList) empty() bool       { return l.root.next == &l.root }
+func (l *lruList) back() *cacheEntry { return l.root.prev }
+
+func (l *lruList) pushFront(e *cacheEntry) {
+	e.prev, e.next = &l.root, l.root.next
+	e.prev.next, e.next.prev = e, e
+}
+
+func unlink(e *cacheEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+type cacheShard struct {
+	mu           sync.Mutex
+	capacity     int64
+	used         int64
+	m            map[cacheKey]*cacheEntry
+	normal, high lruList
+	hits, misses uint64
+}
+
+// NewCache returns a cache holding at most capacityBytes (charged bytes, see
+// CacheMetrics.Bytes). A block larger than a shard's share of the capacity is
+// never cached.
+func NewCache(capacityBytes int64) *Cache {
+	c := &Cache{capacity: max(capacityBytes, 0)}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.capacity = c.capacity / cacheShards
+		s.m = make(map[cacheKey]*cacheEntry)
+		s.normal.init()
+		s.high.init()
+	}
+	return c
+}
+
+// Metrics returns the cache's counters.
+func (c *Cache) Metrics() CacheMetrics {
+	m := CacheMetrics{Capacity: c.capacity}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		m.Hits += s.hits
+		m.Misses += s.misses
+		m.Bytes += s.used
+		m.Entries += int64(len(s.m))
+		s.mu.Unlock()
+	}
+	return m
+}
+
+// newID returns an id no other Reader of this cache has, so cache keys of
+// different objects never collide.
+func (c *Cache) newID() uint64 { return c.nextID.Add(1) }
+
+// fits reports whether a value of n bytes can be cached at all.
+func (c *Cache) fits(n int) bool {
+	return int64(n)+cacheEntryOverhead <= c.capacity/cacheShards
+}
+
+func (c *Cache) shard(k cacheKey) *cacheShard {
+	h := k.id*0x9E3779B97F4A7C15 ^ k.off*0xC2B2AE3D27D4EB4F
+	h ^= h >> 29
+	return &c.shards[h%cacheShards]
+}
+
+func (c *Cache) get(id, off uint64) ([]byte, bool) {
+	k := cacheKey{id, off}
+	s := c.shard(k)
+	s.mu.Lock()
+	e, ok := s.m[k]
+	if !ok {
+		s.misses++
+		s.mu.Unlock()
+		return nil, false
+	}
+	s.hits++
+	unlink(e)
+	s.list(e.high).pushFront(e)
+	v := e.value
+	s.mu.Unlock()
+	return v, true
+}
+
+// set inserts or replaces a block. High-priority entries outlive every
+// normal entry of their shard.
+func (c *Cache) set(id, off uint64, value []byte, high bool) {
+	if !c.fits(len(value)) {
+		return
+	}
+	k := cacheKey{id, off}
+	charge := int64(len(value)) + cacheEntryOverhead
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.m[k]; ok {
+		s.remove(e)
+	}
+	for s.used+charge > s.capacity {
+		victim := s.normal.back()
+		if s.normal.empty() {
+			victim = s.high.back()
+		}
+		s.remove(victim)
+	}
+	e := &cacheEntry{key: k, value: value, charge: charge, high: high}
+	s.m[k] = e
+	s.used += charge
+	s.list(high).pushFront(e)
+}
+
+// REQUIRES: s.mu held.
+func (s *cacheShard) list(high bool) *lruList {
+	if high {
+		return &s.high
+	}
+	return &s.normal
+}
+
+// REQUIRES: s.mu held; e is in the shard.
+func (s *cacheShard) remove(e *cacheEntry) {
+	unlink(e)
+	delete(s.m, e.key)
+	s.used -= e.charge
+}

@@ -1,0 +1,152 @@
+package sst
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+// fuzzSeedObjects are small valid objects of every kind the builder makes.
+func fuzzSeedObjects(f *testing.F) [][]byte {
+	var objs [][]byte
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, comp := range compressions {
+		for _, unordered := range []bool{false, true} {
+			rows := sortedRows(rng, 20, 15)
+			for i := range rows {
+				rows[i].Value = rows[i].Value[:min(len(rows[i].Value), 40)]
+				if unordered {
+					rows[i].Seq = uint64(i)
+				}
+			}
+			o := BuilderOptions{BlockSize: 128, RestartInterval: 3, BloomBitsPerKey: 10, Compression: comp, Unordered: unordered}
+			data, _ := build(f, rows, o)
+			objs = append(objs, data)
+		}
+	}
+	empty, _ := build(f, nil, BuilderOptions{})
+	return append(objs, empty)
+}
+
+// FuzzDecodeBlock feeds arbitrary bytes to the block-level decoders: the
+// trailer check, the decompressors and the data-block row decoder.
+func FuzzDecodeBlock(f *testing.F) {
+	for _, obj := range fuzzSeedObjects(f) {
+		fo, _ := decodeObjectFooter(obj, "seed")
+		idx, _, _ := decodeBlock(obj[fo.index.offset:], fo.index.length, maxBlockLen)
+		x, _ := indexView(idx)
+		for i := 0; i < x.n; i++ {
+			h := x.entry(i).handle
+			f.Add(obj[h.offset:h.end()], uint8(obj[h.offset+h.length]))
+			contents, _, _ := decodeBlock(obj[h.offset:], h.length, maxBlockLen)
+			f.Add(contents, uint8(CompressionNone))
+		}
+		f.Add(idx, uint8(CompressionNone))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, typ uint8) {
+		const limit = 1 << 20
+		if len(b) >= trailerLen {
+			n := uint64(len(b) - trailerLen)
+			if contents, _, err := decodeBlock(b, n, limit); err == nil {
+				walkBlock(t, contents)
+			}
+		}
+		if contents, err := decompress(Compression(typ), b, limit); err == nil {
+			if len(contents) > limit {
+				t.Fatalf("decompressed %d bytes past the limit", len(contents))
+			}
+			walkBlock(t, contents)
+		}
+		walkBlock(t, b)
+		if x, err := parseIndex(b, 1<<40, true); err == nil {
+			for i := 0; i < x.n; i++ {
+				e := x.entry(i)
+				if e.compareFirstKey(e.lastKey) > 0 {
+					t.Fatalf("validated index entry %d has first key > last key", i)
+				}
+				_ = x.search(e.lastKey)
+			}
+		}
+		if fl, err := parseBloomFilter(b); err == nil {
+			fl.mayContain(bloomHash(b))
+		}
+		_, _, _ = decodeStats(b)
+	})
+}
+
+// walkBlock decodes every row of a data block and seeks in it; it must not
+// panic, and a seek must land on a key >= its target.
+func walkBlock(t *testing.T, b []byte) {
+	var it blockIter
+	if it.init(b) != nil {
+		return
+	}
+	var keys [][]byte
+	for ok := it.first(); ok && len(keys) < 64; ok = it.nextRow() {
+		keys = append(keys, bytes.Clone(it.key))
+	}
+	for _, k := range keys {
+		if it.seekGE(k) && bytes.Compare(it.key, k) < 0 {
+			t.Fatalf("seekGE(%q) landed on smaller key %q", k, it.key)
+		}
+	}
+}
+
+func FuzzDecodeFooter(f *testing.F) {
+	for _, obj := range fuzzSeedObjects(f) {
+		f.Add(obj[len(obj)-footerLen:], int64(len(obj)))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, size int64) {
+		ft, rest, err := decodeFooter(b)
+		if err != nil {
+			return
+		}
+		if len(rest) != len(b)-footerLen {
+			t.Fatalf("footer consumed %d bytes", len(b)-len(rest))
+		}
+		if got := appendFooter(nil, ft); !bytes.Equal(got, b[:footerLen]) {
+			t.Fatalf("footer does not round-trip:\n%x\n%x", got, b[:footerLen])
+		}
+		if ft.validate(size) == nil && ft.stats.end() != uint64(size)-footerLen {
+			t.Fatal("validated footer does not end at the object's footer")
+		}
+	})
+}
+
+// FuzzDecodeAll decodes whole objects; when one decodes, the Reader must see
+// exactly the same rows.
+func FuzzDecodeAll(f *testing.F) {
+	for _, obj := range fuzzSeedObjects(f) {
+		f.Add(obj)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, _, err := DecodeAll(data, "fuzz")
+		ctx := context.Background()
+		r, oerr := OpenReader(ctx, BytesObject(data), "fuzz", int64(len(data)), nil)
+		if oerr != nil {
+			return
+		}
+		it := r.NewIter(ctx, IterOptions{})
+		i := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if err == nil && (i >= len(rows) || !rowEqual(it.Row(), rows[i])) {
+				t.Fatalf("reader row %d differs from DecodeAll", i)
+			}
+			i++
+		}
+		ierr := it.Close()
+		if ierr != nil && !errors.Is(ierr, ErrCorruption) {
+			t.Fatalf("iteration error %v is not corruption", ierr)
+		}
+		if err == nil && (ierr != nil || i != len(rows)) {
+			t.Fatalf("reader: %d rows, %v; DecodeAll: %d rows", i, ierr, len(rows))
+		}
+		for _, row := range rows {
+			if _, _, gerr := r.Get(ctx, row.Key); gerr != nil && !errors.Is(gerr, ErrCorruption) {
+				t.Fatalf("Get error %v is not corruption", gerr)
+			}
+		}
+	})
+}

@@ -1,0 +1,323 @@
+package sst
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/thanos-io/objstore"
+)
+
+// ObjectReader reads byte ranges of one stored object.
+type ObjectReader interface {
+	// ReadAt returns length bytes at off. It may return fewer only when the
+	// object ends first; the Reader treats that as a truncated object.
+	ReadAt(ctx context.Context, off, length int64) ([]byte, error)
+}
+
+// BucketObject reads the named object with ranged GETs.
+func BucketObject(bkt objstore.BucketReader, name string) ObjectReader {
+	return bucketObject{bkt: bkt, name: name}
+}
+
+type bucketObject struct {
+	bkt  objstore.BucketReader
+	name string
+}
+
+func (o bucketObject) ReadAt(ctx context.Context, off, length int64) ([]byte, error) {
+	rc, err := o.bkt.GetRange(ctx, o.name, off, length)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, length)
+	n, err := io.ReadFull(rc, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// BytesObject serves an object held in memory, such as one just built.
+func BytesObject(data []byte) ObjectReader { return bytesObject(data) }
+
+type bytesObject []byte
+
+func (o bytesObject) ReadAt(_ context.Context, off, length int64) ([]byte, error) {
+	if off < 0 || length < 0 || off > int64(len(o)) {
+		return nil, fmt.Errorf("sst: read of %d bytes at offset %d outside a %d-byte object", length, off, len(o))
+	}
+	return o[off:min(off+length, int64(len(o)))], nil
+}
+
+// tailReadLen is how much OpenReader reads from the end of an object: the
+// footer and, for all but large objects, the index, filter and stats blocks
+// in the same request (one round trip instead of two).
+const tailReadLen = 64 << 10
+
+// Reader reads one ordered SST. It is safe for concurrent use; the object is
+// immutable, so a Reader needs no closing beyond dropping it.
+type Reader struct {
+	obj   ObjectReader
+	name  string
+	size  int64
+	cache *Cache // nil: no caching
+	id    uint64 // cache key namespace of this Reader
+	f     footer
+	stats Stats
+
+	// Index and filter live in the cache (high priority) when there is one
+	// that can hold them, and are pinned here otherwise.
+	index        indexBlock
+	indexPinned  bool
+	filter       bloomFilter
+	filterPinned bool
+}
+
+// OpenReader reads and verifies the footer, index, filter and stats of an
+// ordered object of the given size. cache may be nil.
+func OpenReader(ctx context.Context, obj ObjectReader, name string, size int64, cache *Cache) (*Reader, error) {
+	r := &Reader{obj: obj, name: name, size: size, cache: cache}
+	if cache != nil {
+		r.id = cache.newID()
+	}
+	if size < footerLen {
+		return nil, corruptErr(name, 0, errTruncated)
+	}
+	tailOff := size - min(size, tailReadLen)
+	tail, err := r.read(ctx, tailOff, size-tailOff)
+	if err != nil {
+		return nil, err
+	}
+	footerOff := size - footerLen
+	if r.f, _, err = decodeFooter(tail[footerOff-tailOff:]); err != nil {
+		return nil, corruptErr(name, footerOff, err)
+	}
+	if r.f.version != formatVersion1 {
+		return nil, fmt.Errorf("sst: %s: unsupported format version %d", name, r.f.version)
+	}
+	if r.f.flags&flagUnordered != 0 {
+		return nil, fmt.Errorf("sst: %s: unordered (WAL) object: read it with DecodeAll", name)
+	}
+	if err := r.f.validate(size); err != nil {
+		return nil, corruptErr(name, footerOff, err)
+	}
+	metaOff := int64(r.f.index.offset)
+	var meta []byte
+	if metaOff >= tailOff {
+		meta = tail[metaOff-tailOff : footerOff-tailOff]
+	} else if meta, err = r.read(ctx, metaOff, footerOff-metaOff); err != nil {
+		return nil, err
+	}
+	if err := r.initMeta(meta); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// initMeta decodes the index, filter and stats blocks from their adjacent
+// bytes and pins or caches the index and filter.
+func (r *Reader) initMeta(meta []byte) error {
+	idx, rest, err := decodeBlockOwned(meta, r.f.index.length)
+	if err != nil {
+		return corruptErr(r.name, int64(r.f.index.offset), err)
+	}
+	x, err := parseIndex(idx, r.f.index.offset, true)
+	if err != nil {
+		return corruptErr(r.name, int64(r.f.index.offset), err)
+	}
+	fb, rest, err := decodeBlockOwned(rest, r.f.filter.length)
+	if err != nil {
+		return corruptErr(r.name, int64(r.f.filter.offset), err)
+	}
+	filter, err := parseBloomFilter(fb)
+	if err != nil {
+		return corruptErr(r.name, int64(r.f.filter.offset), err)
+	}
+	sb, _, err := decodeBlock(rest, r.f.stats.length, maxBlockLen)
+	if err != nil {
+		return corruptErr(r.name, int64(r.f.stats.offset), err)
+	}
+	if r.stats, sb, err = decodeStats(sb); err != nil || len(sb) != 0 {
+		return corruptErr(r.name, int64(r.f.stats.offset), errBadStats)
+	}
+	if r.cache != nil && r.cache.fits(len(idx)) {
+		r.cache.set(r.id, r.f.index.offset, idx, true)
+	} else {
+		r.index, r.indexPinned = x, true
+	}
+	if r.cache != nil && r.cache.fits(len(fb)) {
+		r.cache.set(r.id, r.f.filter.offset, fb, true)
+	} else {
+		r.filter, r.filterPinned = filter, true
+	}
+	return nil
+}
+
+// decodeBlockOwned is decodeBlock for a block inside a larger buffer: an
+// uncompressed block is copied so keeping it does not pin the buffer.
+func decodeBlockOwned(b []byte, n uint64) (contents, rest []byte, err error) {
+	contents, rest, err = decodeBlock(b, n, maxBlockLen)
+	if err == nil && Compression(b[n]) == CompressionNone {
+		contents = bytes.Clone(contents)
+	}
+	return contents, rest, err
+}
+
+// read returns exactly n bytes at off.
+func (r *Reader) read(ctx context.Context, off, n int64) ([]byte, error) {
+	b, err := r.obj.ReadAt(ctx, off, n)
+	if err != nil {
+		return nil, fmt.Errorf("sst: %s: read %d bytes at offset %d: %w", r.name, n, off, err)
+	}
+	if int64(len(b)) < n {
+		return nil, corruptErr(r.name, off+int64(len(b)), errTruncated)
+	}
+	return b[:n], nil
+}
+
+// Name returns the object name the Reader was opened with.
+func (r *Reader) Name() string { return r.name }
+
+// Size returns the object's size in bytes.
+func (r *Reader) Size() int64 { return r.size }
+
+// Stats returns the object's stats. The caller must not modify their keys.
+func (r *Reader) Stats() Stats { return r.stats }
+
+// indexBlock returns the index, from the Reader, the cache or the object.
+func (r *Reader) indexBlock(ctx context.Context) (indexBlock, error) {
+	if r.indexPinned {
+		return r.index, nil
+	}
+	if v, ok := r.cache.get(r.id, r.f.index.offset); ok {
+		return indexView(v) // validated before it was cached
+	}
+	b, err := r.readMeta(ctx, r.f.index)
+	if err != nil {
+		return indexBlock{}, err
+	}
+	x, err := parseIndex(b, r.f.index.offset, true)
+	if err != nil {
+		return indexBlock{}, corruptErr(r.name, int64(r.f.index.offset), err)
+	}
+	r.cache.set(r.id, r.f.index.offset, b, true)
+	return x, nil
+}
+
+// filterBlock returns the bloom filter, from the Reader, the cache or the
+// object.
+func (r *Reader) filterBlock(ctx context.Context) (bloomFilter, error) {
+	if f, ok := r.residentFilter(); ok {
+		return f, nil
+	}
+	b, err := r.readMeta(ctx, r.f.filter)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseBloomFilter(b)
+	if err != nil {
+		return nil, corruptErr(r.name, int64(r.f.filter.offset), err)
+	}
+	r.cache.set(r.id, r.f.filter.offset, b, true)
+	return f, nil
+}
+
+// residentFilter returns the filter if it is in memory, without I/O.
+func (r *Reader) residentFilter() (bloomFilter, bool) {
+	if r.filterPinned {
+		return r.filter, true
+	}
+	if v, ok := r.cache.get(r.id, r.f.filter.offset); ok {
+		return bloomFilter(v), true
+	}
+	return nil, false
+}
+
+func (r *Reader) readMeta(ctx context.Context, h blockHandle) ([]byte, error) {
+	buf, err := r.read(ctx, int64(h.offset), int64(h.length+trailerLen))
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := decodeBlock(buf, h.length, maxBlockLen)
+	if err != nil {
+		return nil, corruptErr(r.name, int64(h.offset), err)
+	}
+	return b, nil
+}
+
+// readBlock returns a decoded data block, from the cache or the object.
+// fill says whether a block read from the object is added to the cache.
+func (r *Reader) readBlock(ctx context.Context, h blockHandle, fill bool) ([]byte, error) {
+	if r.cache != nil {
+		if v, ok := r.cache.get(r.id, h.offset); ok {
+			return v, nil
+		}
+	}
+	b, err := r.readMeta(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if fill && r.cache != nil {
+		r.cache.set(r.id, h.offset, b, false)
+	}
+	return b, nil
+}
+
+// MayContain reports whether key may be in the object, by its bloom filter.
+// It never does I/O: if the filter is not in memory it answers true.
+func (r *Reader) MayContain(key []byte) bool {
+	f, ok := r.residentFilter()
+	return !ok || f.mayContain(bloomHash(key))
+}
+
+// Get returns the newest row with the given key, of any kind, as a copy.
+func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
+	f, err := r.filterBlock(ctx)
+	if err != nil || !f.mayContain(bloomHash(key)) {
+		return Row{}, false, err
+	}
+	x, err := r.indexBlock(ctx)
+	if err != nil {
+		return Row{}, false, err
+	}
+	i := x.search(key)
+	if i == x.n {
+		return Row{}, false, nil
+	}
+	e := x.entry(i)
+	if e.compareFirstKey(key) > 0 {
+		return Row{}, false, nil // key falls between two blocks
+	}
+	data, err := r.readBlock(ctx, e.handle, true)
+	if err != nil {
+		return Row{}, false, err
+	}
+	var kbuf [128]byte
+	it := blockIter{key: kbuf[:0]}
+	if err := it.init(data); err != nil {
+		return Row{}, false, corruptErr(r.name, int64(e.handle.offset), err)
+	}
+	if !it.seekGE(key) {
+		if it.err != nil {
+			return Row{}, false, corruptErr(r.name, int64(e.handle.offset), it.err)
+		}
+		return Row{}, false, nil
+	}
+	if !bytes.Equal(it.key, key) {
+		return Row{}, false, nil
+	}
+	return copyRow(it.row()), true, nil
+}
+
+// copyRow copies a row's key and value into one allocation.
+func copyRow(row Row) Row {
+	buf := make([]byte, len(row.Key)+len(row.Value))
+	n := copy(buf, row.Key)
+	copy(buf[n:], row.Value)
+	row.Key, row.Value = buf[:n:n], buf[n:]
+	return row
+}

@@ -1,0 +1,23 @@
+// Package wal writes and replays Strata's write-ahead log: a sequence of
+// objects wal/<id>.sst in the bucket, each one an unordered SST (rows in seq
+// order) holding every batch that arrived while the previous object was being
+// stored (group commit).
+//
+// Invariants:
+//
+//  1. One flush at a time, in id order: object id+1 is not written before
+//     object id is stored. A flush starts as soon as the previous one ended
+//     and there is something to write, but no sooner than FlushInterval after
+//     the previous flush started.
+//  2. A batch (all rows with one seq) is never split across objects.
+//  3. Every waiter whose seq an object holds is released by that object's
+//     single PUT; WaitDurable(seq) returns nil only once an object holding
+//     seq (and every earlier one) is stored.
+//  4. Objects are created with create-if-absent. Losing that race means a
+//     newer writer has fenced this one: the writer stops, and nothing it has
+//     not already acknowledged is ever acknowledged.
+//  5. A zero-length object is a fence, written by a new writer to claim the
+//     next id; replay skips it.
+//  6. Ids are dense from the first object not yet garbage-collected: a
+//     writer claims ids one after another and stops at its first conflict.
+package wal
