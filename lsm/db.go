@@ -125,7 +125,7 @@ func (db *DB) recover(ctx context.Context) error {
 		return fmt.Errorf("lsm: claim writer epoch: %w", err)
 	}
 	db.epoch = man.WriterEpoch
-	fence, err := wal.Fence(ctx, db.bkt, man.ReplayAfterWALID)
+	fence, err := wal.Fence(ctx, db.bkt, man.ReplayAfterWALID, db.epoch)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@
 //  4. Objects are created with create-if-absent. Losing that race means a
 //     newer writer has fenced this one: the writer stops, and nothing it has
 //     not already acknowledged is ever acknowledged.
-//  5. A zero-length object is a fence, written by a new writer to claim the
-//     next id; replay skips it.
+//  5. An object starting with fenceMagic is a fence, written by a new writer
+//     to claim the next id; replay skips it.
 //  6. Ids are dense from the first object not yet garbage-collected: a
 //     writer claims ids one after another and stops at its first conflict.
 package wal

@@ -29,11 +29,19 @@ func ListIDs(ctx context.Context, bkt objstore.BucketReader) ([]uint64, error) {
 	return ids, nil
 }
 
+// fenceMagic starts every fence object. It cannot start an SST (whose magic
+// is in its footer and whose first block starts with a varint), and some
+// object stores return errors for zero-length objects, so fences carry it.
+// Part of the format.
+const fenceMagic = "strata-wal-fence v1\n"
+
+func isFence(data []byte) bool { return bytes.HasPrefix(data, []byte(fenceMagic)) }
+
 // Fence claims the first free WAL id above both after and every existing
-// object by writing an empty fence object there with create-if-absent. Once
-// it returns, an older writer can store no object below the fence that is
-// not already listed: its next PUT lands on a taken id and fails.
-func Fence(ctx context.Context, bkt objstore.Bucket, after uint64) (uint64, error) {
+// object by writing a fence object there with create-if-absent. Once it
+// returns, an older writer can store no object below the fence that is not
+// already listed: its next PUT lands on a taken id and fails.
+func Fence(ctx context.Context, bkt objstore.Bucket, after, epoch uint64) (uint64, error) {
 	ids, err := ListIDs(ctx, bkt)
 	if err != nil {
 		return 0, err
@@ -43,7 +51,8 @@ func Fence(ctx context.Context, bkt objstore.Bucket, after uint64) (uint64, erro
 		id = max(id, ids[len(ids)-1]+1)
 	}
 	for tries := 0; tries < 1000; tries++ {
-		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(nil), objstore.WithIfNotExists())
+		body := fmt.Appendf([]byte(fenceMagic), "writer epoch %d\n", epoch)
+		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(body), objstore.WithIfNotExists())
 		if err == nil {
 			return id, nil
 		}
@@ -62,7 +71,7 @@ type Object struct {
 	Stats sst.Stats
 }
 
-// Replay calls fn for every non-empty WAL object with after < id < before,
+// Replay calls fn for every WAL object that is not a fence with after < id < before,
 // in id order. A corrupt object stops replay with an error wrapping
 // sst.ErrCorruption: every stored object was written whole, so damage is
 // real corruption, not a torn tail.
@@ -80,8 +89,8 @@ func Replay(ctx context.Context, bkt objstore.Bucket, after, before uint64, fn f
 		if err != nil {
 			return fmt.Errorf("wal: read %s: %w", name, err)
 		}
-		if len(data) == 0 {
-			continue // a fence
+		if isFence(data) {
+			continue
 		}
 		rows, stats, err := sst.DecodeAll(data, name)
 		if err != nil {
