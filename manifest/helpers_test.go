@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io"
 	"math"
@@ -160,7 +161,7 @@ type countingBucket struct {
 	alwaysConflict       bool
 }
 
-var errTestConflict = objstore.ErrUploadOptionInvalid // any error the wrapper recognizes
+var errTestConflict = errors.New("test: condition not met")
 
 func (b *countingBucket) Get(ctx context.Context, name string) (io.ReadCloser, error) {
 	b.gets.Add(1)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,5 +336,47 @@ func TestConcurrentUpdate(t *testing.T) {
 		if len(m.L0) != int(id-1) {
 			t.Fatalf("manifest %d has %d L0 SSTs, want %d", id, len(m.L0), id-1)
 		}
+	}
+}
+
+// Two processes start from the same manifest; the loser of the race for id 2
+// re-applies its change on the winner's manifest, keeping both changes.
+func TestUpdateConflictReapplies(t *testing.T) {
+	ctx := context.Background()
+	bkt := &countingBucket{Bucket: objstore.NewInMemBucket()}
+	writer, compactor := NewStore(bkt), NewStore(bkt)
+	m1 := &Manifest{ID: 1, LastSeq: 5, NextRunID: 1, L0: []SST{{ID: ulid.ULID{1}, Stats: sst.Stats{MaxSeq: 5}}}}
+	if err := writer.Create(ctx, m1); err != nil {
+		t.Fatal(err)
+	}
+	seen, err := compactor.Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Update(ctx, m1, func(m *Manifest) error {
+		m.LastSeq = 9
+		m.L0 = append([]SST{{ID: ulid.ULID{2}, Stats: sst.Stats{MaxSeq: 9}}}, m.L0...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bkt.uploads.Store(0)
+	var applied []uint64
+	got, err := compactor.Update(ctx, seen, func(m *Manifest) error {
+		applied = append(applied, m.ID)
+		// Move L0 SST 1 into a new run, leaving any newer L0 SSTs alone.
+		m.L0 = slices.DeleteFunc(m.L0, func(s SST) bool { return s.ID == ulid.ULID{1} })
+		m.Runs = append([]Run{{ID: m.NextRunID, SSTs: []SST{{ID: ulid.ULID{3}, Stats: sst.Stats{MaxSeq: 5}}}}}, m.Runs...)
+		m.NextRunID++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(applied, []uint64{1, 2}) || bkt.uploads.Load() != 2 {
+		t.Fatalf("apply saw manifests %v with %d uploads; want [1 2] and 2", applied, bkt.uploads.Load())
+	}
+	if got.ID != 3 || got.LastSeq != 9 || len(got.L0) != 1 || got.L0[0].ID != (ulid.ULID{2}) || len(got.Runs) != 1 {
+		t.Fatalf("merged manifest %+v lost a change", got)
 	}
 }
