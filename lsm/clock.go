@@ -1,7 +1,7 @@
 package lsm
 
 import (
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,15 +11,17 @@ const maxClockWait = 2 * time.Second
 
 // clock is the engine's monotonic clock in ms since the epoch. It never goes
 // backwards, across restarts too: it is seeded from the manifest's clock tick
-// and the ticks of replayed WAL objects.
+// and the ticks of replayed WAL objects. Every read and write consults it, so
+// it is lock-free.
 type clock struct {
 	wall func() int64
-	mu   sync.Mutex
-	last int64
+	last atomic.Int64
 }
 
 func newClock(wall func() int64, seed int64) *clock {
-	return &clock{wall: wall, last: seed}
+	c := &clock{wall: wall}
+	c.last.Store(seed)
+	return c
 }
 
 // Now returns a tick >= every tick returned before. A small backwards step of
@@ -27,25 +29,27 @@ func newClock(wall func() int64, seed int64) *clock {
 func (c *clock) Now() int64 {
 	for {
 		w := c.wall()
-		c.mu.Lock()
-		last := c.last
+		last := c.last.Load()
 		if w >= last {
-			c.last = w
-			c.mu.Unlock()
-			return w
+			if w == last || c.last.CompareAndSwap(last, w) {
+				return w
+			}
+			continue
 		}
-		c.mu.Unlock()
-		if back := time.Duration(last-w) * time.Millisecond; back > maxClockWait {
+		back := time.Duration(last-w) * time.Millisecond
+		if back > maxClockWait {
 			return last
-		} else {
-			time.Sleep(back)
 		}
+		time.Sleep(back)
 	}
 }
 
 // observe moves the clock forward to at least t.
 func (c *clock) observe(t int64) {
-	c.mu.Lock()
-	c.last = max(c.last, t)
-	c.mu.Unlock()
+	for {
+		last := c.last.Load()
+		if t <= last || c.last.CompareAndSwap(last, t) {
+			return
+		}
+	}
 }
