@@ -5,6 +5,7 @@
 #
 #   scripts/minio.sh build            build the pinned MinIO if needed; print its path
 #   scripts/minio.sh path             print the path if the pinned build is cached, else fail
+#   scripts/minio.sh target           print where the pinned build is (or will be) cached
 #   scripts/minio.sh start [DATADIR]  run MinIO on 127.0.0.1 (a free port) with a bucket
 #                                     "strata", print endpoint and keys; Ctrl-C stops it
 #
@@ -120,6 +121,7 @@ path)
   cached || { log "MinIO $MINIO_VERSION is not built yet: run scripts/minio.sh build"; exit 1; }
   echo "$bin"
   ;;
+target) echo "$bin" ;;
 start) shift; start "$@" ;;
 version) echo "$MINIO_VERSION" ;;
 help | -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0" ;;

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 	"testing"
 )
 
@@ -37,6 +39,9 @@ var errNoMinIO = errors.New("blobtest: no minio binary in $STRATA_MINIO_BIN, $ST
 // that does not exist is an error of its own, not a reason to skip: the
 // caller asked for that binary.
 func minioBinary() (string, error) {
+	if err := waitForBuild(); err != nil {
+		return "", err
+	}
 	if bin := os.Getenv("STRATA_MINIO_BIN"); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
 			return "", fmt.Errorf("blobtest: STRATA_MINIO_BIN: %w", err)
@@ -59,4 +64,27 @@ func minioBinary() (string, error) {
 		return bin, nil
 	}
 	return "", errNoMinIO
+}
+
+// waitForBuild waits for a MinIO build that scripts/test.sh runs beside the
+// tests: it names a status file in $STRATA_MINIO_STATUS that the build
+// writes when it ends ("ok" or "failed"). Only tests that need MinIO wait,
+// so the rest of the suite runs during the build.
+func waitForBuild() error {
+	status := os.Getenv("STRATA_MINIO_STATUS")
+	if status == "" {
+		return nil
+	}
+	deadline := time.Now().Add(30 * time.Minute)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(status)
+		if err == nil && len(b) > 0 {
+			if strings.TrimSpace(string(b)) != "ok" {
+				return fmt.Errorf("%w: the MinIO build failed (see scripts/test.sh output)", errNoMinIO)
+			}
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("blobtest: the MinIO build did not finish within 30 minutes")
 }

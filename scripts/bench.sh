@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Engine benchmarks: Strata (lsm on the durable local-disk bucket) against
+# Pebble (fsynced WAL), both in temp directories on the same disk. Runs the
+# separate module in bench/ (Pebble never enters the main go.mod) and prints
+# one table: benchmark, metric, strata, pebble, strata/pebble.
+#
+#   scripts/bench.sh                 default run (a few minutes on 2 cores)
+#   scripts/bench.sh quick           a smoke run (about a minute), numbers are rough
+#   scripts/bench.sh official        the official numbers: longer runs, 1 GiB recovery
+#   scripts/bench.sh default 'Get|Scan'   only benchmarks matching the regexp
+#
+# Environment: BENCHTIME, COUNT, RECOVERY_BYTES, GET_KEYS override the mode's
+# values; BENCH_OUT names the raw `go test -bench` output file (default: a
+# temp file, path printed at the end). TMPDIR decides the disk the databases
+# live on.
+set -euo pipefail
+cd "$(dirname "$0")/../bench"
+
+mode=${1:-default}
+filter=${2:-.}
+case "$mode" in
+  quick)    benchtime=300ms; count=1; recovery=$((64 << 20)); keys=50000 ;;
+  default)  benchtime=2s;    count=1; recovery=$((256 << 20)); keys=200000 ;;
+  official) benchtime=5s;    count=3; recovery=$((1 << 30)); keys=200000 ;;
+  *) echo "usage: $0 [quick|default|official] [regexp]" >&2; exit 2 ;;
+esac
+benchtime=${BENCHTIME:-$benchtime}
+count=${COUNT:-$count}
+recovery=${RECOVERY_BYTES:-$recovery}
+keys=${GET_KEYS:-$keys}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+out=${BENCH_OUT:-$(mktemp "${TMPDIR:-/tmp}/strata-bench-out.XXXXXX")}
+: >"$out"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+log "building bench.test and benchtable"
+go test -c -o "$work/bench.test" .
+go build -o "$work/benchtable" ./cmd/benchtable
+
+# run BENCH-REGEXP BENCHTIME: one pass of the test binary; lines go to the
+# raw output file and, for progress, to stderr.
+run() {
+  local re=$1 bt=$2
+  if ! grep -Eq "$filter" <<<"$re"; then
+    return
+  fi
+  log "go test -bench '$re' -benchtime $bt -count $count"
+  "$work/bench.test" -test.run '^$' -test.bench "$re" -test.benchtime "$bt" \
+    -test.count "$count" -test.timeout 60m \
+    -get.keys "$keys" -recovery.bytes "$recovery" | tee -a "$out" >&2
+}
+
+start=$(date +%s)
+run '^BenchmarkFill$' "$benchtime"
+run '^BenchmarkGet$' "$benchtime"
+run '^BenchmarkScan$' "$benchtime"
+run '^BenchmarkLocalBucketPut$' "$benchtime"
+# These time whole fixed-length runs: one iteration each.
+run '^BenchmarkWALPutRate$' 1x
+run '^BenchmarkRecovery$' 1x
+
+log "done in $(($(date +%s) - start))s; raw output: $out"
+echo
+"$work/benchtable" <"$out"
