@@ -40,7 +40,7 @@
 //  8. A FaultBucket is deterministic: the same seed and the same sequence of
 //     calls inject the same faults.
 //  9. Open and OpenConfig never put a credential in an error or a log line.
-// 10. CheckConditionalWrites passes only if the bucket refused a second
+//  10. CheckConditionalWrites passes only if the bucket refused a second
 //     create-if-absent of one name and kept the first body; a bucket that
 //     cannot do that gets an error wrapping ErrNoConditionalWrites.
 package blob

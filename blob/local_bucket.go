@@ -51,6 +51,9 @@ type LocalBucket struct {
 	root   string // absolute
 	tmpDir string // root/.tmp
 
+	// syncDir fsyncs a directory; tests replace it to observe or fail it.
+	syncDir func(dir string) error
+
 	// durableDirs holds the directories (relative, slash-separated) whose
 	// entry in their parent this process has fsynced, so each costs one fsync
 	// per process rather than one per upload.
@@ -69,7 +72,7 @@ func NewLocalBucket(dir string) (*LocalBucket, error) {
 	if err := mkdirAllDurable(root); err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
 	}
-	b := &LocalBucket{root: root, tmpDir: filepath.Join(root, tmpDirName)}
+	b := &LocalBucket{root: root, tmpDir: filepath.Join(root, tmpDirName), syncDir: syncDir}
 	if err := mkdirAllDurable(b.tmpDir); err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
 	}
@@ -194,36 +197,36 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	} else if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := b.syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
 	return nil
 }
 
 // writeTemp copies r into a new, fsynced temp file and returns its path.
-func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (path string, err error) {
+// On error it leaves no file behind.
+func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return "", err
 	}
-	path = filepath.Join(b.tmpDir, fmt.Sprintf("upload-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
+	path := filepath.Join(b.tmpDir, fmt.Sprintf("upload-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-			path = ""
-		}
-	}()
-	if _, err := io.Copy(f, ctxReader{ctx, r}); err != nil {
+	_, err = io.Copy(f, ctxReader{ctx, r})
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
 		return "", err
 	}
-	return path, f.Sync()
+	return path, nil
 }
 
 // ctxReader stops a long copy when its context is done.
@@ -263,7 +266,7 @@ func (b *LocalBucket) ensureDir(rel string) error {
 	} else if !info.IsDir() {
 		return fmt.Errorf("%s is an object, not a directory", rel)
 	}
-	if err := syncDir(filepath.Dir(abs)); err != nil {
+	if err := b.syncDir(filepath.Dir(abs)); err != nil {
 		return err
 	}
 	b.durableDirs.Store(rel, struct{}{})
@@ -421,7 +424,7 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 	if err := os.Remove(path); err != nil {
 		return b.statErr(name, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := b.syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("blob: delete %s: %w", name, err)
 	}
 	return nil

@@ -142,6 +142,9 @@ func openThanos(conf *client.BucketConfig, logger *slog.Logger) (objstore.Bucket
 	}
 	logger.Info("blob: opened bucket", "provider", string(bkt.Provider()), "bucket", bkt.Name(),
 		"prefix", conf.Prefix, "credentials", creds)
+	if bkt.Provider() == objstore.S3 {
+		return s3Bucket{bkt}, nil
+	}
 	return bkt, nil
 }
 

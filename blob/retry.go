@@ -140,11 +140,10 @@ func (b *RetryBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	}
 	ifNotExists := objstore.ApplyObjectUploadOptions(opts...).IfNotExists
 	failed := false // an earlier attempt failed and may have stored body
-	var uerr error
 	err = b.do(ctx, "upload "+name, func(int) error {
-		uerr = b.bkt.Upload(ctx, name, bytes.NewReader(body), opts...)
-		failed = failed || b.transient(ctx, uerr)
-		return uerr
+		err := b.bkt.Upload(ctx, name, bytes.NewReader(body), opts...)
+		failed = failed || b.transient(ctx, err)
+		return err
 	})
 	if ifNotExists && failed && b.bkt.IsConditionNotMetErr(err) {
 		return b.resolveCreate(ctx, name, body, err)
@@ -223,22 +222,24 @@ func (b *RetryBucket) IterWithAttributes(ctx context.Context, dir string, f func
 	}, func(string) error { return f(cur) })
 }
 
-// iter retries a listing without passing any name to f twice: listings are
-// sorted, so a retry skips names up to the last one delivered. An error
-// from f ends the listing at once.
+// iter retries a listing without passing any name to f twice. It remembers
+// the names delivered rather than the last one, because listings are not
+// always sorted: S3's puts a page's objects before its common prefixes. An
+// error from f ends the listing at once.
 func (b *RetryBucket) iter(ctx context.Context, dir string, list func(func(string) error) error, f func(string) error) error {
-	var last string
-	delivered := false
+	delivered := map[string]struct{}{}
 	var ferr error
-	return b.do(ctx, "iter "+dir, func(int) error {
+	return b.do(ctx, "iter "+dir, func(attempt int) error {
 		err := list(func(name string) error {
-			if delivered && name <= last {
-				return nil
+			if attempt > 1 {
+				if _, dup := delivered[name]; dup {
+					return nil
+				}
 			}
 			if ferr = f(name); ferr != nil {
 				return ferr
 			}
-			last, delivered = name, true
+			delivered[name] = struct{}{}
 			return nil
 		})
 		if ferr != nil {

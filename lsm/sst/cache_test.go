@@ -91,7 +91,7 @@ func TestCacheLRUAndPriority(t *testing.T) {
 	for _, k := range keys[1:10] {
 		c.set(k.id, k.off, val, false)
 	}
-	c.get(keys[1].id, keys[1].off) // keys[1] becomes the newest normal entry
+	c.get(keys[1].id, keys[1].off)  // keys[1] becomes the newest normal entry
 	for _, k := range keys[10:18] { // evicts keys[2:10], the least recently used
 		c.set(k.id, k.off, val, false)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/thanos-io/objstore"
 )
@@ -149,7 +150,7 @@ func (r *Reader) initMeta(meta []byte) error {
 	} else {
 		r.index, r.indexPinned = x, true
 	}
-	if r.cache != nil && r.cache.fits(len(fb)) {
+	if r.cache != nil && len(fb) > 0 && r.cache.fits(len(fb)) { // "no filter" costs nothing to pin
 		r.cache.set(r.id, r.f.filter.offset, fb, true)
 	} else {
 		r.filter, r.filterPinned = filter, true
@@ -296,8 +297,11 @@ func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 	if err != nil {
 		return Row{}, false, err
 	}
-	var kbuf [128]byte
-	it := blockIter{key: kbuf[:0]}
+	it := blockIterPool.Get().(*blockIter)
+	defer func() {
+		it.data, it.value = nil, nil // do not pin the block
+		blockIterPool.Put(it)
+	}()
 	if err := it.init(data); err != nil {
 		return Row{}, false, corruptErr(r.name, int64(e.handle.offset), err)
 	}
@@ -312,6 +316,10 @@ func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 	}
 	return copyRow(it.row()), true, nil
 }
+
+// blockIterPool recycles Get's block iterators with their key buffers, so a
+// cached Get allocates only the row it returns.
+var blockIterPool = sync.Pool{New: func() any { return new(blockIter) }}
 
 // copyRow copies a row's key and value into one allocation.
 func copyRow(row Row) Row {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/thanos-io/objstore"
@@ -360,5 +361,75 @@ func TestBucketObject(t *testing.T) {
 	_, err = OpenReader(context.Background(), BytesObject(data[:len(data)-1]), "short", int64(len(data))-1, nil)
 	if !errors.Is(err, ErrCorruption) {
 		t.Fatalf("open of truncated object: %v", err)
+	}
+}
+
+// TestReaderConcurrent shares one Reader and a small cache between
+// goroutines doing Gets and scans, so blocks, index and filter are evicted
+// and re-read while others use them (run with -race).
+func TestReaderConcurrent(t *testing.T) {
+	rows := sortedRows(rand.New(rand.NewPCG(4, 4)), 2000, 800)
+	data, _ := build(t, rows, BuilderOptions{BlockSize: 512, BloomBitsPerKey: 10, Compression: CompressionS2})
+	cache := NewCache(64 << 10)
+	r := openBytes(t, data, cache)
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 50 {
+				if g%2 == 0 {
+					row := rows[rng.IntN(len(rows))]
+					if _, ok, err := r.Get(context.Background(), row.Key); !ok || err != nil {
+						errc <- fmt.Errorf("Get(%q): %v %v", row.Key, ok, err)
+						return
+					}
+					continue
+				}
+				lo := rng.IntN(len(rows))
+				for lo > 0 && bytes.Equal(rows[lo-1].Key, rows[lo].Key) {
+					lo-- // the scan starts at the newest version
+				}
+				it := r.NewIter(context.Background(), IterOptions{LowerBound: rows[lo].Key})
+				for i, ok := lo, it.First(); i < min(lo+100, len(rows)); i, ok = i+1, it.Next() {
+					if !ok || !rowEqual(it.Row(), rows[i]) {
+						errc <- fmt.Errorf("scan from %d: row %d wrong (err %v)", lo, i, it.Error())
+						return
+					}
+				}
+				it.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if m := cache.Metrics(); m.Bytes > 64<<10 || m.Hits == 0 {
+		t.Fatalf("cache metrics %+v", m)
+	}
+}
+
+func TestEstimatedSize(t *testing.T) {
+	rows := sortedRows(rand.New(rand.NewPCG(9, 9)), 3000, 2000)
+	for _, comp := range compressions {
+		b := NewBuilder(BuilderOptions{BloomBitsPerKey: 10, Compression: comp})
+		for _, r := range rows {
+			if err := b.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		est := b.EstimatedSize()
+		data, _, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The open block is counted uncompressed, so allow one block of slack.
+		if est < len(data) || est > len(data)+2*DefaultBlockSize+20000 {
+			t.Fatalf("%v: estimated %d bytes, finished %d", comp, est, len(data))
+		}
 	}
 }
