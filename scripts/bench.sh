@@ -4,9 +4,11 @@
 # separate module in bench/ (Pebble never enters the main go.mod) and prints
 # one table: benchmark, metric, strata, pebble, strata/pebble.
 #
-#   scripts/bench.sh                 default run (a few minutes on 2 cores)
+#   scripts/bench.sh                 default run (about 3-4 minutes on 2 cores); every
+#                                    benchmark runs 3 times and the table shows medians
 #   scripts/bench.sh quick           a smoke run (about a minute), numbers are rough
 #   scripts/bench.sh official        the official numbers: longer runs, 1 GiB recovery
+#                                    (about 8 minutes)
 #   scripts/bench.sh default 'Get|Scan'   only benchmarks matching the regexp
 #
 # Environment: BENCHTIME, COUNT, RECOVERY_BYTES, GET_KEYS override the mode's
@@ -20,8 +22,8 @@ mode=${1:-default}
 filter=${2:-.}
 case "$mode" in
   quick)    benchtime=300ms; count=1; recovery=$((64 << 20)); keys=50000 ;;
-  default)  benchtime=2s;    count=1; recovery=$((256 << 20)); keys=200000 ;;
-  official) benchtime=5s;    count=3; recovery=$((1 << 30)); keys=200000 ;;
+  default)  benchtime=1s;    count=3; recovery=$((256 << 20)); keys=200000 ;;
+  official) benchtime=3s;    count=5; recovery=$((1 << 30)); keys=200000 ;;
   *) echo "usage: $0 [quick|default|official] [regexp]" >&2; exit 2 ;;
 esac
 benchtime=${BENCHTIME:-$benchtime}
@@ -41,7 +43,9 @@ go test -c -o "$work/bench.test" .
 go build -o "$work/benchtable" ./cmd/benchtable
 
 # run BENCH-REGEXP BENCHTIME: one pass of the test binary; lines go to the
-# raw output file and, for progress, to stderr.
+# raw output file and, for progress, to stderr. A failing pass is reported
+# and the others still run; the script then exits 1 after the table.
+failed=0
 run() {
   local re=$1 bt=$2
   if ! grep -Eq "$filter" <<<"$re"; then
@@ -50,7 +54,8 @@ run() {
   log "go test -bench '$re' -benchtime $bt -count $count"
   "$work/bench.test" -test.run '^$' -test.bench "$re" -test.benchtime "$bt" \
     -test.count "$count" -test.timeout 60m \
-    -get.keys "$keys" -recovery.bytes "$recovery" | tee -a "$out" >&2
+    -get.keys "$keys" -recovery.bytes "$recovery" | tee -a "$out" >&2 ||
+    { failed=1; log "FAILED: $re (see the output above)"; }
 }
 
 start=$(date +%s)
@@ -65,3 +70,7 @@ run '^BenchmarkRecovery$' 1x
 log "done in $(($(date +%s) - start))s; raw output: $out"
 echo
 "$work/benchtable" <"$out"
+if [ "$failed" != 0 ]; then
+  log "some benchmarks failed; their rows are missing from the table"
+  exit 1
+fi
