@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"os"
+	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -47,7 +49,7 @@ var engineNames = []string{"strata", "pebble"}
 func openEngine(ctx context.Context, name, dir string, cacheBytes int64) (engine, error) {
 	switch name {
 	case "strata":
-		return openStrata(ctx, dir, lsm.Options{BlockCacheBytes: cacheBytes})
+		return openStrata(ctx, dir, lsm.Options{BlockCacheBytes: cacheBytes, WALInflight: walInflight()})
 	case "pebble":
 		return openPebble(dir, cacheBytes)
 	}
@@ -256,3 +258,10 @@ func (e *pebbleEngine) cacheStats() (uint64, uint64) {
 }
 
 func (e *pebbleEngine) close() error { return e.db.Close() }
+
+// walInflight lets a run compare WAL pipeline depths (STRATA_WAL_INFLIGHT);
+// 0 keeps the engine default.
+func walInflight() int {
+	n, _ := strconv.Atoi(os.Getenv("STRATA_WAL_INFLIGHT"))
+	return n
+}

@@ -125,7 +125,7 @@ func (db *DB) recover(ctx context.Context) error {
 		return fmt.Errorf("lsm: claim writer epoch: %w", err)
 	}
 	db.epoch = man.WriterEpoch
-	fence, err := wal.Fence(ctx, db.bkt, man.ReplayAfterWALID, db.epoch)
+	fenced, err := wal.Fence(ctx, db.bkt, man.ReplayAfterWALID, db.epoch)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (db *DB) recover(ctx context.Context) error {
 	db.seq = man.LastSeq
 	mem := newMemtable()
 	var history []wal.Stored
-	err = wal.Replay(ctx, db.bkt, man.ReplayAfterWALID, fence, func(o wal.Object) error {
+	err = wal.Replay(ctx, db.bkt, fenced.Replay, func(o wal.Object) error {
 		history = append(history, wal.Stored{ID: o.ID, MaxSeq: o.Stats.MaxSeq})
 		db.clock.observe(o.Stats.ClockTick)
 		for _, r := range o.Rows {
@@ -149,8 +149,10 @@ func (db *DB) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	history = append(history, wal.Stored{ID: fence})
-	db.wal = wal.NewWriter(db.bkt, fence+1, db.seq, history, wal.Options{
+	history = append(history, wal.Stored{ID: fenced.Fence})
+	db.wal = wal.NewWriter(db.bkt, fenced.FirstID, db.seq, history, wal.Options{
+		Epoch:          db.epoch,
+		Inflight:       db.opts.WALInflight,
 		FlushInterval:  db.opts.WALFlushInterval,
 		MaxObjectBytes: db.opts.WALMaxObjectBytes,
 		Compression:    db.opts.Compression,

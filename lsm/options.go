@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stratakv/strata/lsm/sst"
+	"github.com/stratakv/strata/wal"
 )
 
 // Options configure a DB. The zero value is valid after EnsureDefaults.
@@ -17,6 +18,9 @@ type Options struct {
 	WALFlushInterval time.Duration
 	// WALMaxObjectBytes cuts a WAL flush early. Default 8 MiB.
 	WALMaxObjectBytes int
+	// WALInflight is how many WAL PUTs may be in flight at once (1..16).
+	// Default 4.
+	WALInflight int
 
 	// MemtableSize is the size at which the memtable is frozen and flushed
 	// to an L0 SST. Default 64 MiB.
@@ -58,6 +62,9 @@ type Options struct {
 func (o *Options) EnsureDefaults() {
 	if o.WALMaxObjectBytes == 0 {
 		o.WALMaxObjectBytes = 8 << 20
+	}
+	if o.WALInflight == 0 {
+		o.WALInflight = 4
 	}
 	if o.MemtableSize == 0 {
 		o.MemtableSize = 64 << 20
@@ -102,6 +109,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.WALFlushInterval < 0:
 		return bad("WALFlushInterval %v is negative", o.WALFlushInterval)
+	case o.WALInflight < 1 || o.WALInflight > wal.MaxInflight:
+		return bad("WALInflight %d outside [1, %d]", o.WALInflight, wal.MaxInflight)
 	case o.WALMaxObjectBytes < 1<<10:
 		return bad("WALMaxObjectBytes %d is below 1 KiB", o.WALMaxObjectBytes)
 	case o.MemtableSize < 64<<10:

@@ -26,10 +26,18 @@ var (
 
 // Options configure a Writer.
 type Options struct {
+	// Epoch is the writer epoch stamped on every object (see format.go).
+	Epoch uint64
 	// FlushInterval is the minimum time between the starts of two flushes.
-	// 0 (local disk) flushes as soon as the previous flush ends; on S3 a few
-	// tens of milliseconds bound the PUT rate.
+	// 0 (local disk) flushes as soon as a PUT slot is free; on S3 a few tens
+	// of milliseconds bound the PUT rate.
 	FlushInterval time.Duration
+	// Inflight is how many PUTs may be in flight at once (1..MaxInflight):
+	// object id starts only when every object up to id-Inflight is
+	// acknowledged. Objects are acknowledged in id order whatever order
+	// their PUTs finish in. Default 4: a local disk merges concurrent fsyncs into one journal
+	// commit, and S3 PUT latency overlaps.
+	Inflight int
 	// MaxObjectBytes cuts a flush early once this many bytes are taken (a
 	// batch is never split). Default 8 MiB.
 	MaxObjectBytes int
@@ -41,6 +49,10 @@ type Options struct {
 }
 
 func (o *Options) ensureDefaults() {
+	if o.Inflight <= 0 {
+		o.Inflight = 4
+	}
+	o.Inflight = min(o.Inflight, MaxInflight)
 	if o.MaxObjectBytes <= 0 {
 		o.MaxObjectBytes = 8 << 20
 	}
@@ -67,6 +79,18 @@ type Stored struct {
 	MaxSeq uint64
 }
 
+// pipelineMinBytes is the backlog that starts a PUT while another is in
+// flight.
+const pipelineMinBytes = 1 << 20
+
+// putResult is the outcome of one object's PUT, waiting to be acknowledged
+// in id order.
+type putResult struct {
+	maxSeq uint64
+	bytes  int
+	err    error
+}
+
 // Writer appends batches to the WAL with group commit.
 type Writer struct {
 	bkt  objstore.Bucket
@@ -76,7 +100,10 @@ type Writer struct {
 	pending      []sst.Row // appended, not yet taken by a flush
 	pendingBytes int
 	pendingTick  int64
-	nextID       uint64
+	nextID       uint64               // id of the next object to start
+	ackedID      uint64               // every object below this id is stored (or the writer failed)
+	results      map[uint64]putResult // finished PUTs above ackedID
+	inflight     int
 	err          error         // sticky: ErrFenced or ErrClosed
 	durableCh    chan struct{} // closed and replaced when durableSeq moves or err is set
 	history      []Stored      // stored objects not yet reported by FlushedThrough
@@ -99,6 +126,8 @@ func NewWriter(bkt objstore.Bucket, firstID, durableSeq uint64, history []Stored
 		bkt:       bkt,
 		opts:      opts,
 		nextID:    firstID,
+		ackedID:   firstID,
+		results:   make(map[uint64]putResult),
 		history:   history,
 		durableCh: make(chan struct{}),
 		kick:      make(chan struct{}, 1),
@@ -127,10 +156,7 @@ func (w *Writer) Append(rows []sst.Row, tick int64) error {
 	w.pendingTick = max(w.pendingTick, tick)
 	w.mu.Unlock()
 	w.stats.batches.Add(1)
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
 	return nil
 }
 
@@ -201,10 +227,7 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -217,7 +240,8 @@ func (w *Writer) Close() error {
 }
 
 // Abandon stops the writer without storing what is pending, as a crash
-// would. Used by tests that simulate a crash.
+// would; PUTs already in flight may still land. Used by tests that simulate
+// a crash.
 func (w *Writer) Abandon() {
 	w.mu.Lock()
 	w.setErrLocked(ErrClosed)
@@ -235,18 +259,38 @@ func (w *Writer) setErrLocked(err error) {
 	}
 }
 
+func (w *Writer) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// loop starts PUTs: as soon as there is something to write and a PUT slot
+// is free, no sooner than FlushInterval after the previous start. It ends
+// when the writer failed, or is closing with nothing pending or in flight.
 func (w *Writer) loop() {
 	defer close(w.done)
 	var lastStart time.Time
 	for {
 		w.mu.Lock()
 		idle := len(w.pending) == 0
-		stop := w.err != nil || (w.closing && idle)
+		// The window, not just the count, is bounded: object id may start
+		// only once every id up to id-Inflight is acknowledged. A fenced
+		// writer therefore never stores anything above fence+MaxInflight-1.
+		full := w.nextID >= w.ackedID+uint64(w.opts.Inflight)
+		// A second PUT in flight only pays off for a large backlog: small
+		// concurrent PUTs split the waiting writers into small groups, and
+		// concurrent fsyncs each get slower (measured: 16 writers on local
+		// disk did 4x fewer writes/s with 4 small PUTs in flight).
+		full = full || (w.inflight > 0 && w.pendingBytes < pipelineMinBytes)
+		stop := (w.err != nil && w.inflight == 0) || (w.closing && idle && w.inflight == 0)
+		failed := w.err != nil
 		w.mu.Unlock()
 		if stop {
 			return
 		}
-		if idle {
+		if idle || full || failed {
 			select {
 			case <-w.kick:
 			case <-w.abandon:
@@ -262,13 +306,12 @@ func (w *Writer) loop() {
 			}
 		}
 		lastStart = time.Now()
-		if !w.flushOne() {
-			return
-		}
+		w.start()
 	}
 }
 
-// take removes up to MaxObjectBytes of whole batches from pending.
+// take removes up to MaxObjectBytes of whole batches from pending and
+// assigns them the next id.
 func (w *Writer) take() (rows []sst.Row, tick int64, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -293,39 +336,60 @@ func (w *Writer) take() (rows []sst.Row, tick int64, id uint64) {
 		w.pending = nil
 		w.pendingBytes = 0
 	}
-	return rows, tick, w.nextID
+	id = w.nextID
+	w.nextID++
+	w.inflight++
+	return rows, tick, id
 }
 
-// flushOne stores one object. It returns false when the writer must stop.
-func (w *Writer) flushOne() bool {
+// start takes pending batches and stores them as one object in the
+// background.
+func (w *Writer) start() {
 	rows, tick, id := w.take()
-	data, err := encode(rows, tick, w.opts.Compression)
-	if err != nil {
-		w.fail(fmt.Errorf("wal: encode object %d: %w", id, err))
-		return false
-	}
-	if err := w.put(id, data); err != nil {
-		w.fail(err)
-		return false
-	}
 	maxSeq := rows[len(rows)-1].Seq
-	w.stats.objects.Add(1)
-	w.stats.bytes.Add(uint64(len(data)))
-	w.mu.Lock()
-	w.nextID = id + 1
-	w.history = append(w.history, Stored{ID: id, MaxSeq: maxSeq})
-	w.durableSeq.Store(maxSeq)
-	close(w.durableCh)
-	w.durableCh = make(chan struct{})
-	w.mu.Unlock()
-	return true
+	go func() {
+		data, err := encodeBatches(rows, tick, w.opts.Epoch, w.opts.Compression)
+		if err != nil {
+			err = fmt.Errorf("wal: encode object %d: %w", id, err)
+		} else {
+			err = w.put(id, data)
+		}
+		w.finish(id, putResult{maxSeq: maxSeq, bytes: len(data), err: err})
+	}()
 }
 
-func (w *Writer) fail(err error) {
+// finish records a PUT's outcome and acknowledges every object stored in
+// an unbroken run of ids. A failed object stops the writer: no later
+// object is acknowledged, even if its PUT succeeded.
+func (w *Writer) finish(id uint64, r putResult) {
 	w.mu.Lock()
-	w.setErrLocked(err)
+	w.inflight--
+	w.results[id] = r
+	moved := false
+	for w.err == nil {
+		next, ok := w.results[w.ackedID]
+		if !ok {
+			break
+		}
+		delete(w.results, w.ackedID)
+		if next.err != nil {
+			w.setErrLocked(next.err)
+			w.opts.Logger.Error("wal writer stopped", "err", next.err)
+			break
+		}
+		w.history = append(w.history, Stored{ID: w.ackedID, MaxSeq: next.maxSeq})
+		w.durableSeq.Store(next.maxSeq)
+		w.stats.objects.Add(1)
+		w.stats.bytes.Add(uint64(next.bytes))
+		w.ackedID++
+		moved = true
+	}
+	if moved {
+		close(w.durableCh)
+		w.durableCh = make(chan struct{})
+	}
 	w.mu.Unlock()
-	w.opts.Logger.Error("wal writer stopped", "err", err)
+	w.wake()
 }
 
 // put stores object id with create-if-absent, retrying transient errors
@@ -347,6 +411,9 @@ func (w *Writer) put(id uint64, data []byte) error {
 			}
 			return fmt.Errorf("%w: wal object %d already exists", ErrFenced, id)
 		}
+		if werr := w.Err(); werr != nil {
+			return werr // an earlier object failed: this one can never be acknowledged
+		}
 		failedBefore = true
 		w.stats.retries.Add(1)
 		w.opts.Logger.Warn("wal put failed, retrying", "object", name, "err", err, "delay", delay)
@@ -367,16 +434,4 @@ func (w *Writer) sameContent(name string, data []byte) bool {
 	defer rc.Close()
 	got, err := io.ReadAll(rc)
 	return err == nil && bytes.Equal(got, data)
-}
-
-func encode(rows []sst.Row, tick int64, c sst.Compression) ([]byte, error) {
-	b := sst.NewBuilder(sst.BuilderOptions{Unordered: true, Compression: c, BloomBitsPerKey: 0})
-	for _, r := range rows {
-		if err := b.Add(r); err != nil {
-			return nil, err
-		}
-	}
-	b.SetClockTick(tick)
-	data, _, err := b.Finish()
-	return data, err
 }
