@@ -53,6 +53,13 @@ func (b *CountingBucket) GetRange(ctx context.Context, name string, off, length 
 	return b.bkt.GetRange(ctx, name, off, length)
 }
 
+// ReadRange implements RangeReader (counted as a GetRange), through the
+// inner bucket's RangeReader when it has one.
+func (b *CountingBucket) ReadRange(ctx context.Context, name string, off, length int64) ([]byte, error) {
+	b.getRange.Add(1)
+	return ReadRange(ctx, b.bkt, name, off, length)
+}
+
 // Upload implements objstore.Bucket.
 func (b *CountingBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
 	b.upload.Add(1)

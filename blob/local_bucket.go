@@ -58,6 +58,9 @@ type LocalBucket struct {
 	// entry in their parent this process has fsynced, so each costs one fsync
 	// per process rather than one per upload.
 	durableDirs sync.Map
+
+	// files keeps read handles open for ReadRange.
+	files fileCache
 }
 
 var _ objstore.Bucket = (*LocalBucket)(nil)
@@ -194,8 +197,11 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 			}
 			return fmt.Errorf("blob: upload %s: %w", name, err)
 		}
-	} else if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("blob: upload %s: %w", name, err)
+	} else {
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("blob: upload %s: %w", name, err)
+		}
+		b.files.drop(path) // a handle of the old object must not serve the new one
 	}
 	if err := b.syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
@@ -421,6 +427,7 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	path, _ := b.objectPath(name)
+	b.files.drop(path)
 	if err := os.Remove(path); err != nil {
 		return b.statErr(name, err)
 	}

@@ -3,12 +3,12 @@ package sst
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/thanos-io/objstore"
+
+	"github.com/stratakv/strata/blob"
 )
 
 // ObjectReader reads byte ranges of one stored object.
@@ -29,17 +29,7 @@ type bucketObject struct {
 }
 
 func (o bucketObject) ReadAt(ctx context.Context, off, length int64) ([]byte, error) {
-	rc, err := o.bkt.GetRange(ctx, o.name, off, length)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	buf := make([]byte, length)
-	n, err := io.ReadFull(rc, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:n], nil
+	return blob.ReadRange(ctx, o.bkt, o.name, off, length)
 }
 
 // BytesObject serves an object held in memory, such as one just built.
