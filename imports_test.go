@@ -37,12 +37,13 @@ var mayImport = map[string][]string{
 	"lsm/sst":       {"blob"},
 	"blob":          {},
 	"blob/blobtest": {"blob"},
+	"lsm/lsmtest":   {"lsm", "lsm/sst", "blob", "blob/blobtest"},
 	".":             {},
 }
 
 // testHelpers are packages for tests: any package's test files may import
 // them, no non-test file may.
-var testHelpers = []string{"blob/blobtest"}
+var testHelpers = []string{"blob/blobtest", "lsm/lsmtest"}
 
 // onlyFor restricts third-party packages to the project packages that may
 // import them: nothing below resp knows about RESP.
@@ -97,7 +98,8 @@ func forbidden(rel string, allowed []string, imp string, test bool) string {
 	}
 	switch {
 	case slices.Contains(testHelpers, target):
-		if !test {
+		// A test helper may build on another: both only ever reach tests.
+		if !test && !slices.Contains(testHelpers, rel) {
 			return "a test helper, importable from _test.go files only"
 		}
 	case test && target == rel: // package x_test importing x

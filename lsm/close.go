@@ -35,9 +35,10 @@ func (db *DB) Close() error {
 	return errors.Join(db.mapWALErr(walErr), flushErr)
 }
 
-// abandon stops the engine the way a crash would: nothing pending is
-// written, no memtable is flushed. For tests.
-func (db *DB) abandon() {
+// Abandon stops the engine the way a crash would: nothing pending is
+// written, no memtable is flushed, and WAL PUTs already in flight may or
+// may not land. For crash tests and drills; a server calls Close.
+func (db *DB) Abandon() {
 	db.mu.Lock()
 	db.closing = true
 	db.mu.Unlock()

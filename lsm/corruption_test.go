@@ -130,7 +130,7 @@ func TestCorruptWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeKeys(t, db, 100)
-	db.abandon()
+	db.Abandon()
 	var target string
 	for _, name := range objectNames(t, bkt, blob.WALDir) {
 		if attrs, err := bkt.Attributes(ctx, name); err == nil && attrs.Size > 100 {

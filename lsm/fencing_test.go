@@ -1,4 +1,4 @@
-package lsm
+package lsm_test
 
 import (
 	"context"
@@ -11,12 +11,14 @@ import (
 	"github.com/thanos-io/objstore"
 
 	"github.com/stratakv/strata/blob"
+	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/lsm/lsmtest"
 )
 
 func testFencing(t *testing.T, bkt objstore.Bucket) {
 	ctx := context.Background()
-	opts := Options{ManifestPollInterval: 20 * time.Millisecond}
-	db1, err := Open(ctx, bkt, opts)
+	opts := lsm.Options{ManifestPollInterval: 20 * time.Millisecond}
+	db1, err := lsm.Open(ctx, bkt, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +40,15 @@ func testFencing(t *testing.T, bkt objstore.Bucket) {
 				default:
 				}
 				k := fmt.Sprintf("w%d-%06d", w, i)
-				var b Batch
+				var b lsm.Batch
 				b.Put([]byte(k), []byte(k))
 				h, err := db1.Write(ctx, &b)
 				if err == nil {
 					err = h.Durable(ctx)
 				}
 				if err != nil {
-					if !errors.Is(err, ErrFenced) {
-						t.Errorf("db1 write failed with %v, want ErrFenced", err)
+					if !errors.Is(err, lsm.ErrFenced) {
+						t.Errorf("db1 write failed with %v, want lsm.ErrFenced", err)
 					}
 					return
 				}
@@ -57,7 +59,7 @@ func testFencing(t *testing.T, bkt objstore.Bucket) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	db2, err := Open(ctx, bkt, opts)
+	db2, err := lsm.Open(ctx, bkt, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +68,17 @@ func testFencing(t *testing.T, bkt objstore.Bucket) {
 	close(stop)
 
 	// After fencing db1 acknowledges nothing.
-	var b Batch
+	var b lsm.Batch
 	b.Put([]byte("late"), []byte("x"))
 	if h, err := db1.Write(ctx, &b); err == nil {
-		if err := h.Durable(ctx); !errors.Is(err, ErrFenced) {
-			t.Fatalf("late db1 write: Durable = %v, want ErrFenced", err)
+		if err := h.Durable(ctx); !errors.Is(err, lsm.ErrFenced) {
+			t.Fatalf("late db1 write: Durable = %v, want lsm.ErrFenced", err)
 		}
-	} else if !errors.Is(err, ErrFenced) {
-		t.Fatalf("late db1 write: %v, want ErrFenced", err)
+	} else if !errors.Is(err, lsm.ErrFenced) {
+		t.Fatalf("late db1 write: %v, want lsm.ErrFenced", err)
 	}
-	if err := db1.Flush(ctx); !errors.Is(err, ErrFenced) {
-		t.Fatalf("db1 flush after fencing = %v, want ErrFenced", err)
+	if err := db1.Flush(ctx); !errors.Is(err, lsm.ErrFenced) {
+		t.Fatalf("db1 flush after fencing = %v, want lsm.ErrFenced", err)
 	}
 	if len(acked) == 0 {
 		t.Fatal("db1 acknowledged nothing before being fenced; the test proves nothing")
@@ -87,12 +89,12 @@ func testFencing(t *testing.T, bkt objstore.Bucket) {
 			t.Fatalf("db2 lost %s acknowledged by db1: %q %v", k, v, err)
 		}
 	}
-	if _, err := db2.Get(ctx, []byte("late")); !errors.Is(err, ErrNotFound) {
+	if _, err := db2.Get(ctx, []byte("late")); !errors.Is(err, lsm.ErrNotFound) {
 		t.Fatalf("db2 sees db1's unacknowledged late write: %v", err)
 	}
 	t.Logf("db1 acknowledged %d writes before being fenced; db2 has all of them", len(acked))
-	if err := db1.Close(); !errors.Is(err, ErrFenced) {
-		t.Fatalf("db1 close = %v, want ErrFenced", err)
+	if err := db1.Close(); !errors.Is(err, lsm.ErrFenced) {
+		t.Fatalf("db1 close = %v, want lsm.ErrFenced", err)
 	}
 }
 
@@ -113,7 +115,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	db, err := Open(ctx, bkt, Options{})
+	db, err := lsm.Open(ctx, bkt, lsm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			var b Batch
+			var b lsm.Batch
 			b.Put(fmt.Appendf(nil, "key-%04d", i), []byte("value"))
 			h, err := db.Write(ctx, &b)
 			if err == nil {
@@ -150,4 +152,12 @@ func TestGroupCommit(t *testing.T) {
 			t.Fatalf("key-%04d: %v", i, err)
 		}
 	}
+}
+
+// TestFencingS3 runs the fencing test against a real MinIO.
+func TestFencingS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs MinIO")
+	}
+	testFencing(t, lsmtest.MinIOBucket(t, "fencing"))
 }

@@ -21,7 +21,7 @@ type IterOptions struct {
 // compacted and collected underneath it.
 type Iterator struct {
 	db     *DB
-	merged *mergingIter
+	merged sst.Iterator
 	seq    uint64
 	now    int64
 	lower  []byte
@@ -54,7 +54,7 @@ func (db *DB) NewIter(ctx context.Context, o IterOptions) *Iterator {
 		children = append(children, newLevelIter(ctx, db, r.SSTs, lower, upper))
 	}
 	db.m.iters.Add(1)
-	return &Iterator{db: db, merged: newMergingIter(children), seq: seq, now: db.clock.Now(), lower: lower}
+	return &Iterator{db: db, merged: sst.NewMergingIter(children), seq: seq, now: db.clock.Now(), lower: lower}
 }
 
 // overlaps reports whether [smallest, largest] meets [lower, upper).

@@ -80,7 +80,7 @@ func TestClockMonotonic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.abandon() // the tick must come back from the WAL, not the manifest
+	db.Abandon() // the tick must come back from the WAL, not the manifest
 	wall.Store(100)
 	db, err = Open(ctx, bkt, Options{WallClock: wall.Load})
 	if err != nil {

@@ -1,31 +1,27 @@
-package lsm
+package sst
 
-import (
-	"container/heap"
-
-	"github.com/stratakv/strata/lsm/sst"
-)
+import "container/heap"
 
 // mergingIter merges child iterators into one stream ordered by key
-// ascending then seq descending. It yields every version; DB.Iterator above
-// it picks the visible one per key.
+// ascending then seq descending. It yields every version: the engine's
+// iterator picks the visible one per key, compaction the newest.
 type mergingIter struct {
-	children []sst.Iterator
+	children []Iterator
 	h        iterHeap
 	err      error
 }
 
-var _ sst.Iterator = (*mergingIter)(nil)
+var _ Iterator = (*mergingIter)(nil)
 
-type iterHeap []sst.Iterator
+type iterHeap []Iterator
 
 func (h iterHeap) Len() int { return len(h) }
 func (h iterHeap) Less(i, j int) bool {
 	a, b := h[i].Row(), h[j].Row()
-	return sst.Compare(a.Key, a.Seq, b.Key, b.Seq) < 0
+	return Compare(a.Key, a.Seq, b.Key, b.Seq) < 0
 }
 func (h iterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)   { *h = append(*h, x.(sst.Iterator)) }
+func (h *iterHeap) Push(x any)   { *h = append(*h, x.(Iterator)) }
 func (h *iterHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -33,7 +29,10 @@ func (h *iterHeap) Pop() any {
 	return x
 }
 
-func newMergingIter(children []sst.Iterator) *mergingIter {
+// NewMergingIter merges children, which it owns: Close closes them.
+func NewMergingIter(children []Iterator) Iterator { return newMergingIter(children) }
+
+func newMergingIter(children []Iterator) *mergingIter {
 	return &mergingIter{children: children, h: make(iterHeap, 0, len(children))}
 }
 
@@ -91,7 +90,7 @@ func (m *mergingIter) Next() bool {
 }
 
 func (m *mergingIter) Valid() bool  { return len(m.h) > 0 }
-func (m *mergingIter) Row() sst.Row { return m.h[0].Row() }
+func (m *mergingIter) Row() Row     { return m.h[0].Row() }
 func (m *mergingIter) Error() error { return m.err }
 
 func (m *mergingIter) Close() error {
