@@ -86,10 +86,15 @@ const pipelineMinBytes = 1 << 20
 // putResult is the outcome of one object's PUT, waiting to be acknowledged
 // in id order.
 type putResult struct {
-	maxSeq uint64
-	bytes  int
-	err    error
+	maxSeq  uint64
+	batches int
+	bytes   int
+	took    time.Duration
+	err     error
 }
+
+// maxRejoinWait bounds how long a flush waits for released writers.
+const maxRejoinWait = 200 * time.Microsecond
 
 // Writer appends batches to the WAL with group commit.
 type Writer struct {
@@ -100,14 +105,20 @@ type Writer struct {
 	pending      []sst.Row // appended, not yet taken by a flush
 	pendingBytes int
 	pendingTick  int64
-	nextID       uint64               // id of the next object to start
-	ackedID      uint64               // every object below this id is stored (or the writer failed)
-	results      map[uint64]putResult // finished PUTs above ackedID
-	inflight     int
-	err          error         // sticky: ErrFenced or ErrClosed
-	durableCh    chan struct{} // closed and replaced when durableSeq moves or err is set
-	history      []Stored      // stored objects not yet reported by FlushedThrough
-	closing      bool
+	// pendingBatches counts batches in pending. rejoin* let the writers
+	// released by the last acknowledged object rejoin the next one: see
+	// shouldWait.
+	pendingBatches int
+	rejoinTarget   int
+	rejoinBy       time.Time
+	nextID         uint64               // id of the next object to start
+	ackedID        uint64               // every object below this id is stored (or the writer failed)
+	results        map[uint64]putResult // finished PUTs above ackedID
+	inflight       int
+	err            error         // sticky: ErrFenced or ErrClosed
+	durableCh      chan struct{} // closed and replaced when durableSeq moves or err is set
+	history        []Stored      // stored objects not yet reported by FlushedThrough
+	closing        bool
 
 	durableSeq atomic.Uint64
 	kick       chan struct{}
@@ -153,6 +164,7 @@ func (w *Writer) Append(rows []sst.Row, tick int64) error {
 		w.pendingBytes += len(r.Key) + len(r.Value) + 16
 	}
 	w.pending = append(w.pending, rows...)
+	w.pendingBatches++
 	w.pendingTick = max(w.pendingTick, tick)
 	w.mu.Unlock()
 	w.stats.batches.Add(1)
@@ -286,13 +298,22 @@ func (w *Writer) loop() {
 		full = full || (w.inflight > 0 && w.pendingBytes < pipelineMinBytes)
 		stop := (w.err != nil && w.inflight == 0) || (w.closing && idle && w.inflight == 0)
 		failed := w.err != nil
+		rejoin := w.rejoinWaitLocked()
 		w.mu.Unlock()
 		if stop {
 			return
 		}
-		if idle || full || failed {
+		if idle || full || failed || rejoin > 0 {
+			var timeout <-chan time.Time
+			if rejoin > 0 && !idle && !full && !failed {
+				timeout = time.After(rejoin)
+			}
 			select {
 			case <-w.kick:
+			case <-timeout:
+				w.mu.Lock()
+				w.rejoinTarget = 0
+				w.mu.Unlock()
 			case <-w.abandon:
 				return
 			}
@@ -308,6 +329,24 @@ func (w *Writer) loop() {
 		lastStart = time.Now()
 		w.start()
 	}
+}
+
+// rejoinWaitLocked returns how long the next flush should still wait for
+// writers to rejoin, or 0 to start now.
+//
+// Without it, group commit splits N steady writers into two alternating
+// halves: while one object is stored the other half queues, and the moment
+// it is stored, the next flush leaves with only the queued half, because the
+// released half takes microseconds to come back with new batches. Waiting a
+// moment (at most a quarter of the last PUT's time, and maxRejoinWait) until
+// the released writers are back makes each PUT carry all N. A writer that is
+// done and does not come back costs that bounded wait once.
+// REQUIRES: w.mu held.
+func (w *Writer) rejoinWaitLocked() time.Duration {
+	if w.inflight > 0 || w.closing || w.pendingBatches >= w.rejoinTarget {
+		return 0
+	}
+	return max(time.Until(w.rejoinBy), 0)
 }
 
 // take removes up to MaxObjectBytes of whole batches from pending and
@@ -330,6 +369,7 @@ func (w *Writer) take() (rows []sst.Row, tick int64, id uint64) {
 	}
 	rows = w.pending[:n:n]
 	w.pending = w.pending[n:]
+	w.pendingBatches -= countBatches(rows)
 	w.pendingBytes -= size
 	tick = w.pendingTick
 	if len(w.pending) == 0 {
@@ -348,13 +388,14 @@ func (w *Writer) start() {
 	rows, tick, id := w.take()
 	maxSeq := rows[len(rows)-1].Seq
 	go func() {
+		start := time.Now()
 		data, err := encodeBatches(rows, tick, w.opts.Epoch, w.opts.Compression)
 		if err != nil {
 			err = fmt.Errorf("wal: encode object %d: %w", id, err)
 		} else {
 			err = w.put(id, data)
 		}
-		w.finish(id, putResult{maxSeq: maxSeq, bytes: len(data), err: err})
+		w.finish(id, putResult{maxSeq: maxSeq, batches: countBatches(rows), bytes: len(data), took: time.Since(start), err: err})
 	}()
 }
 
@@ -378,6 +419,10 @@ func (w *Writer) finish(id uint64, r putResult) {
 			break
 		}
 		w.history = append(w.history, Stored{ID: w.ackedID, MaxSeq: next.maxSeq})
+		// The writers this object releases are expected back with the ones
+		// already queued; see rejoinWaitLocked.
+		w.rejoinTarget = next.batches + w.pendingBatches
+		w.rejoinBy = time.Now().Add(min(next.took/4, maxRejoinWait))
 		w.durableSeq.Store(next.maxSeq)
 		w.stats.objects.Add(1)
 		w.stats.bytes.Add(uint64(next.bytes))
@@ -434,4 +479,15 @@ func (w *Writer) sameContent(name string, data []byte) bool {
 	defer rc.Close()
 	got, err := io.ReadAll(rc)
 	return err == nil && bytes.Equal(got, data)
+}
+
+// countBatches counts the batches (runs of one seq) in rows.
+func countBatches(rows []sst.Row) int {
+	n := 0
+	for i := range rows {
+		if i == 0 || rows[i].Seq != rows[i-1].Seq {
+			n++
+		}
+	}
+	return n
 }
