@@ -29,8 +29,9 @@ var mayImport = map[string][]string{
 	// keyspace implements the compactor's filter interface.
 	"keyspace": {"lsm", "compactor", "wal", "manifest", "lsm/sst", "blob"},
 	// compactor reads manifests through lsm; lsm never imports compactor (the
-	// server main wires the two side by side).
-	"compactor":     {"lsm", "manifest", "lsm/sst", "blob"},
+	// server main wires the two side by side). Its garbage collector reads
+	// WAL object headers to tell fences from batch objects.
+	"compactor":     {"lsm", "wal", "manifest", "lsm/sst", "blob"},
 	"lsm":           {"wal", "manifest", "lsm/sst", "blob"},
 	"wal":           {"lsm/sst", "blob"},
 	"manifest":      {"lsm/sst", "blob"},

@@ -89,7 +89,11 @@ func (db *DB) flushMemtable(m *memtable) error {
 		added = append(added, manifest.SST{ID: id, Size: uint64(len(data)), Stats: stats})
 	}
 	replayAfter := db.wal.FlushedThrough(maxSeq)
-	tick := m.clockTick.Load()
+	// The manifest's clock tick is the compaction clock. Any tick up to the
+	// engine clock is safe (reads already hide rows expired at it), and the
+	// current one lets compaction drop rows that expired since the newest
+	// write.
+	tick := db.clock.Now()
 	db.mu.Lock()
 	cur := db.man
 	db.mu.Unlock()
@@ -210,10 +214,20 @@ func (db *DB) pollLoop() {
 
 // Flush freezes the memtable and waits until every frozen memtable is in an
 // L0 SST.
+//
+// With nothing to flush it still publishes the engine clock as the
+// manifest's clock tick, so compaction can drop what expired since the last
+// flush even on an idle engine.
 func (db *DB) Flush(ctx context.Context) error {
 	db.commitMu.Lock()
+	db.mu.Lock()
+	idle := db.mem.empty() && len(db.imm) == 0
+	db.mu.Unlock()
 	db.rotate()
 	db.commitMu.Unlock()
+	if idle {
+		return db.publishClock(ctx)
+	}
 	for {
 		db.mu.Lock()
 		n, err, ch := len(db.imm), db.bgErr, db.changed
@@ -230,4 +244,33 @@ func (db *DB) Flush(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// publishClock records the engine clock as the manifest's clock tick.
+func (db *DB) publishClock(ctx context.Context) error {
+	db.mu.Lock()
+	cur, err := db.man, db.bgErr
+	db.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	tick := db.clock.Now()
+	if tick <= cur.ClockTick {
+		return nil
+	}
+	next, err := db.store.Update(ctx, cur, func(man *manifest.Manifest) error {
+		if err := manifest.CheckWriter(man, db.epoch); err != nil {
+			return fmt.Errorf("%w: %w", ErrFenced, err)
+		}
+		man.ClockTick = max(man.ClockTick, tick)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	db.installLocked(next)
+	db.publishLocked()
+	db.mu.Unlock()
+	return nil
 }
