@@ -32,7 +32,7 @@ func testOptions() compactor.Options {
 		Scheduler:     compactor.SchedulerOptions{L0Trigger: 2, MinMergeWidth: 2, MaxRuns: 4},
 		TargetSSTSize: 64 << 10,
 		PollInterval:  5 * time.Millisecond,
-		GC:            compactor.GCOptions{MinAge: 300 * time.Millisecond, KeepManifests: 3},
+		GC:            compactor.GCOptions{MinAge: 2 * time.Second, KeepManifests: 3},
 		GCInterval:    20 * time.Millisecond,
 	}
 }
