@@ -23,7 +23,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{name: "server", summary: "serve RESP (Redis protocol) over a bucket", pending: "issue 5"},
-		{name: "compactor", summary: "run the compactor against a bucket", pending: "the compactor issue"},
+		{name: "compactor", summary: "run the compactor and garbage collector against a bucket", run: runCompactor},
 		{name: "inspect", summary: "print manifests, WAL objects and SSTs of a bucket", pending: "the inspect issue"},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", summary: "list the subcommands", run: func([]string) int { usage(os.Stdout); return 0 }},

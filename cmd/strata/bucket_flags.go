@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/thanos-io/objstore"
+
+	"github.com/stratakv/strata/blob"
+)
+
+// bucketFlags are the flags every subcommand that opens a bucket shares, so
+// the server and a separate compactor name the same bucket the same way.
+type bucketFlags struct {
+	dir        string
+	bucket     string
+	configFile string
+}
+
+func (b *bucketFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.dir, "dir", "./data", "local data directory (the default bucket)")
+	fs.StringVar(&b.bucket, "bucket", "", "bucket URL: file:///path, s3://bucket/prefix?endpoint=host:port&insecure=true")
+	fs.StringVar(&b.configFile, "objstore.config-file", "", "thanos objstore client config (YAML) of the bucket")
+}
+
+// open opens the bucket the flags name, wrapped with retries. At most one
+// of --bucket and --objstore.config-file may be given; without either the
+// bucket is the local directory --dir.
+func (b *bucketFlags) open(ctx context.Context, logger *slog.Logger) (objstore.Bucket, error) {
+	var (
+		bkt objstore.Bucket
+		err error
+	)
+	switch {
+	case b.bucket != "" && b.configFile != "":
+		return nil, errors.New("give --bucket or --objstore.config-file, not both")
+	case b.configFile != "":
+		conf, rerr := os.ReadFile(b.configFile)
+		if rerr != nil {
+			return nil, rerr
+		}
+		bkt, err = blob.OpenConfig(ctx, conf, logger)
+	case b.bucket != "":
+		bkt, err = blob.Open(ctx, b.bucket, logger)
+	default:
+		bkt, err = blob.NewLocalBucket(b.dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open bucket: %w", err)
+	}
+	return blob.NewRetryBucket(bkt, blob.RetryOptions{}), nil
+}
+
+// describe names the bucket for logs, without credentials (blob.Open
+// refuses URLs that carry them).
+func (b *bucketFlags) describe() string {
+	switch {
+	case b.configFile != "":
+		return "config " + b.configFile
+	case b.bucket != "":
+		return b.bucket
+	}
+	return "dir " + b.dir
+}
