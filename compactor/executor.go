@@ -45,7 +45,7 @@ func (c *Compactor) execute(ctx context.Context, m *manifest.Manifest, job Job) 
 	}
 	children := make([]sst.Iterator, 0, len(inputs))
 	for _, group := range inputs {
-		children = append(children, newConcatIter(ctx, c.bkt, group))
+		children = append(children, newRunIter(ctx, c.bkt, group))
 		for _, t := range group {
 			st.InputSSTs++
 			st.BytesRead += t.Size
