@@ -1,0 +1,102 @@
+package keyspace
+
+import (
+	"context"
+	"errors"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// A collection (hash, list, set, sorted set) is a metadata row holding its
+// type, version, expiry and count, and one element row per element under
+// elementPrefix(kind, gen, key, version). Commands read the metadata, then
+// write element rows and the updated metadata in one batch.
+
+// elementKind returns the element-row keyspace of a collection type.
+func elementKind(t Type) (byte, bool) {
+	switch t {
+	case TypeHash:
+		return kindHash, true
+	case TypeList:
+		return kindList, true
+	case TypeSet:
+		return kindSet, true
+	case TypeZSet:
+		return kindZSet, true
+	}
+	return 0, false
+}
+
+// collection is one collection being read or changed by a command.
+// REQUIRES: the key's stripe is locked for changes.
+type collection struct {
+	s      *Store
+	gen    uint32
+	key    []byte
+	meta   Meta
+	old    Meta
+	exists bool
+	prefix []byte // element rows' common prefix
+}
+
+// openCollection loads key as a collection of type t. With create, a
+// missing key becomes an empty collection with a new version (written only
+// if elements are added).
+func (s *Store) openCollection(ctx context.Context, db int, key []byte, t Type, create bool) (*collection, bool, error) {
+	if err := checkDB(db); err != nil {
+		return nil, false, err
+	}
+	gen := s.gen(db)
+	m, ok, err := s.getTyped(ctx, gen, key, t)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok && !create {
+		return nil, false, nil
+	}
+	c := &collection{s: s, gen: gen, key: key, meta: m, old: m, exists: ok}
+	if !ok {
+		c.meta = Meta{Type: t, Version: s.newVersion()}
+	}
+	kind, _ := elementKind(t)
+	c.prefix = elementPrefix(kind, gen, key, c.meta.Version)
+	return c, true, nil
+}
+
+// elem returns the engine key of the element with the given suffix.
+func (c *collection) elem(suffix []byte) []byte {
+	return append(append(make([]byte, 0, len(c.prefix)+len(suffix)), c.prefix...), suffix...)
+}
+
+// get reads an element row.
+func (c *collection) get(ctx context.Context, suffix []byte) ([]byte, bool, error) {
+	v, err := c.s.db.Get(ctx, c.elem(suffix))
+	if errors.Is(err, lsm.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+// finish adds the metadata change to b, deleting the key when the
+// collection is empty (as Redis does), and commits.
+func (c *collection) finish(ctx context.Context, b *lsm.Batch) error {
+	switch {
+	case c.meta.Count > 0:
+		putMeta(b, c.gen, c.key, c.meta, c.old, c.exists)
+	case c.exists:
+		deleteMeta(b, c.gen, c.key, c.old)
+	}
+	return c.s.commit(ctx, b)
+}
+
+// scan calls fn for every element row (suffix, value) in order.
+func (c *collection) scan(ctx context.Context, fn func(suffix, value []byte) error) error {
+	it := c.s.db.NewIter(ctx, lsm.IterOptions{Prefix: c.prefix})
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := fn(it.Key()[len(c.prefix):], it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}

@@ -1,0 +1,19 @@
+package keyspace
+
+import "errors"
+
+// Errors carry Redis's own reply text, so the RESP layer sends them as they
+// are.
+var (
+	ErrWrongType       = errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
+	ErrNotInteger      = errors.New("ERR value is not an integer or out of range")
+	ErrNotFloat        = errors.New("ERR value is not a valid float")
+	ErrOverflow        = errors.New("ERR increment or decrement would overflow")
+	ErrNoSuchKey       = errors.New("ERR no such key")
+	ErrIndexOutOfRange = errors.New("ERR index out of range")
+	ErrNaN             = errors.New("ERR resulting score is not a number (NaN)")
+	ErrHashNotInteger  = errors.New("ERR hash value is not an integer")
+	ErrHashNotFloat    = errors.New("ERR hash value is not a float")
+	ErrInvalidDB       = errors.New("ERR DB index is out of range")
+	ErrNaNOrInfinity   = errors.New("ERR increment would produce NaN or Infinity")
+)

@@ -1,0 +1,159 @@
+package keyspace
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"strconv"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// HSet sets fields of the hash at key and returns how many were new.
+func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte) (int64, error) {
+	defer s.lock(db, key)()
+	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	if err != nil {
+		return 0, err
+	}
+	var b lsm.Batch
+	var added int64
+	seen := make(map[string]bool, len(pairs))
+	for _, p := range pairs {
+		if !seen[string(p[0])] {
+			seen[string(p[0])] = true
+			_, ok, err := c.get(ctx, p[0])
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				added++
+			}
+		}
+		b.Put(c.elem(p[0]), p[1])
+	}
+	c.meta.Count += added
+	return added, c.finish(ctx, &b)
+}
+
+// HGet returns the value of field in the hash at key.
+func (s *Store) HGet(ctx context.Context, db int, key, field []byte) ([]byte, bool, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return c.get(ctx, field)
+}
+
+// HExists reports whether field is in the hash at key.
+func (s *Store) HExists(ctx context.Context, db int, key, field []byte) (bool, error) {
+	_, ok, err := s.HGet(ctx, db, key, field)
+	return ok, err
+}
+
+// HDel removes fields from the hash at key and returns how many existed.
+func (s *Store) HDel(ctx context.Context, db int, key []byte, fields ...[]byte) (int64, error) {
+	defer s.lock(db, key)()
+	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var b lsm.Batch
+	var n int64
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if seen[string(f)] {
+			continue
+		}
+		seen[string(f)] = true
+		if _, ok, err := c.get(ctx, f); err != nil {
+			return 0, err
+		} else if ok {
+			b.Delete(c.elem(f))
+			n++
+		}
+	}
+	c.meta.Count -= n
+	return n, c.finish(ctx, &b)
+}
+
+// HLen returns the number of fields of the hash at key: O(1).
+func (s *Store) HLen(ctx context.Context, db int, key []byte) (int64, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return c.meta.Count, nil
+}
+
+// HGetAll returns the fields and values of the hash at key, by field.
+func (s *Store) HGetAll(ctx context.Context, db int, key []byte) ([][2][]byte, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([][2][]byte, 0, c.meta.Count)
+	err = c.scan(ctx, func(field, value []byte) error {
+		out = append(out, [2][]byte{bytes.Clone(field), bytes.Clone(value)})
+		return nil
+	})
+	return out, err
+}
+
+// HIncrBy adds delta to the integer in field of the hash at key.
+func (s *Store) HIncrBy(ctx context.Context, db int, key, field []byte, delta int64) (int64, error) {
+	defer s.lock(db, key)()
+	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	if err != nil {
+		return 0, err
+	}
+	v, ok, err := c.get(ctx, field)
+	if err != nil {
+		return 0, err
+	}
+	var cur int64
+	if ok {
+		if cur, err = parseInt(v); err != nil {
+			return 0, ErrHashNotInteger
+		}
+	}
+	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
+		return 0, ErrOverflow
+	}
+	cur += delta
+	var b lsm.Batch
+	b.Put(c.elem(field), strconv.AppendInt(nil, cur, 10))
+	if !ok {
+		c.meta.Count++
+	}
+	return cur, c.finish(ctx, &b)
+}
+
+// HIncrByFloat adds delta to the float in field of the hash at key.
+func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, delta float64) (float64, error) {
+	defer s.lock(db, key)()
+	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	if err != nil {
+		return 0, err
+	}
+	v, ok, err := c.get(ctx, field)
+	if err != nil {
+		return 0, err
+	}
+	var cur float64
+	if ok {
+		if cur, err = parseFloat(v); err != nil {
+			return 0, ErrHashNotFloat
+		}
+	}
+	cur += delta
+	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+		return 0, ErrNaNOrInfinity
+	}
+	var b lsm.Batch
+	b.Put(c.elem(field), []byte(FormatFloat(cur)))
+	if !ok {
+		c.meta.Count++
+	}
+	return cur, c.finish(ctx, &b)
+}

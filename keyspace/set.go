@@ -1,0 +1,93 @@
+package keyspace
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// SAdd adds members to the set at key and returns how many were new.
+func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte) (int64, error) {
+	defer s.lock(db, key)()
+	c, _, err := s.openCollection(ctx, db, key, TypeSet, true)
+	if err != nil {
+		return 0, err
+	}
+	var b lsm.Batch
+	var added int64
+	seen := make(map[string]bool, len(members))
+	for _, m := range members {
+		if seen[string(m)] {
+			continue
+		}
+		seen[string(m)] = true
+		if _, ok, err := c.get(ctx, m); err != nil {
+			return 0, err
+		} else if !ok {
+			b.Put(c.elem(m), nil)
+			added++
+		}
+	}
+	c.meta.Count += added
+	return added, c.finish(ctx, &b)
+}
+
+// SRem removes members from the set at key and returns how many existed.
+func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte) (int64, error) {
+	defer s.lock(db, key)()
+	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var b lsm.Batch
+	var n int64
+	seen := make(map[string]bool, len(members))
+	for _, m := range members {
+		if seen[string(m)] {
+			continue
+		}
+		seen[string(m)] = true
+		if _, ok, err := c.get(ctx, m); err != nil {
+			return 0, err
+		} else if ok {
+			b.Delete(c.elem(m))
+			n++
+		}
+	}
+	c.meta.Count -= n
+	return n, c.finish(ctx, &b)
+}
+
+// SCard returns the number of members of the set at key: O(1).
+func (s *Store) SCard(ctx context.Context, db int, key []byte) (int64, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return c.meta.Count, nil
+}
+
+// SIsMember reports whether m is in the set at key.
+func (s *Store) SIsMember(ctx context.Context, db int, key, m []byte) (bool, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	if err != nil || !ok {
+		return false, err
+	}
+	_, ok, err = c.get(ctx, m)
+	return ok, err
+}
+
+// SMembers returns the members of the set at key in byte order.
+func (s *Store) SMembers(ctx context.Context, db int, key []byte) ([][]byte, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([][]byte, 0, c.meta.Count)
+	err = c.scan(ctx, func(member, _ []byte) error {
+		out = append(out, bytes.Clone(member))
+		return nil
+	})
+	return out, err
+}

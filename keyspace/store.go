@@ -1,0 +1,187 @@
+package keyspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// NumDBs is the number of Redis databases (SELECT 0..15).
+const NumDBs = 16
+
+// Options configure a Store.
+type Options struct {
+	// Stripes is the number of per-key lock stripes. Default 1024.
+	Stripes int
+	// Async acknowledges a command once it is applied, without waiting for
+	// the WAL (like appendfsync everysec: a crash may lose the last flush
+	// interval). Default: wait, like appendfsync always.
+	Async  bool
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Stripes <= 0 {
+		o.Stripes = 1024
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Store is the Redis data model over one engine.
+type Store struct {
+	db      *lsm.DB
+	opts    Options
+	locks   []sync.Mutex
+	seed    maphash.Seed
+	version atomic.Uint64
+	expired atomic.Uint64
+
+	genMu sync.Mutex // serializes FLUSHDB/FLUSHALL
+	gens  [NumDBs]atomic.Uint32
+}
+
+// Open loads the generation of every database and returns a Store.
+func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
+	opts.ensureDefaults()
+	s := &Store{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes), seed: maphash.MakeSeed()}
+	for i := range NumDBs {
+		g, err := s.loadGen(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		s.gens[i].Store(g)
+	}
+	return s, nil
+}
+
+// gen returns the current generation of database i.
+func (s *Store) gen(i int) uint32 { return s.gens[i].Load() }
+
+func checkDB(db int) error {
+	if db < 0 || db >= NumDBs {
+		return ErrInvalidDB
+	}
+	return nil
+}
+
+// newVersion returns a collection version never used before, across
+// restarts too: versions start from the engine clock (which never goes
+// backwards and is persisted) shifted left by 20 bits, so a restarted Store
+// starts above every version handed out before unless more than a million
+// collections a millisecond were created.
+func (s *Store) newVersion() uint64 {
+	floor := uint64(s.db.Now()) << 20
+	for {
+		cur := s.version.Load()
+		next := max(cur+1, floor)
+		if s.version.CompareAndSwap(cur, next) {
+			return next
+		}
+	}
+}
+
+// stripe returns the lock index of key in database db.
+func (s *Store) stripe(db int, key []byte) int {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteByte(byte(db))
+	h.Write(key)
+	return int(h.Sum64() % uint64(len(s.locks)))
+}
+
+// lock takes the stripes of keys in ascending order (so multi-key commands
+// cannot deadlock) and returns the unlock function.
+func (s *Store) lock(db int, keys ...[]byte) func() {
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		idx[i] = s.stripe(db, k)
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		s.locks[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			s.locks[idx[j]].Unlock()
+		}
+	}
+}
+
+// commit writes b as one atomic batch and, unless Async, waits until it is
+// durable.
+func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	h, err := s.db.Write(ctx, b)
+	if err != nil {
+		return err
+	}
+	if s.opts.Async {
+		return nil
+	}
+	return h.Durable(ctx)
+}
+
+// getMeta returns the live metadata of key, if any. The engine hides a
+// metadata row once its expiry passed (the row carries the key's
+// expire_at), so an expired key reads as absent here and everywhere.
+func (s *Store) getMeta(ctx context.Context, gen uint32, key []byte) (Meta, bool, error) {
+	v, err := s.db.Get(ctx, appendMetaKey(nil, gen, key))
+	if errors.Is(err, lsm.ErrNotFound) {
+		return Meta{}, false, nil
+	}
+	if err != nil {
+		return Meta{}, false, err
+	}
+	m, err := decodeMeta(v)
+	if err != nil {
+		return Meta{}, false, fmt.Errorf("keyspace: key %q: %w", key, err)
+	}
+	return m, true, nil
+}
+
+// getTyped returns key's metadata if it holds type t; ErrWrongType if it
+// holds another type.
+func (s *Store) getTyped(ctx context.Context, gen uint32, key []byte, t Type) (Meta, bool, error) {
+	m, ok, err := s.getMeta(ctx, gen, key)
+	if err != nil || !ok {
+		return m, ok, err
+	}
+	if m.Type != t {
+		return m, false, ErrWrongType
+	}
+	return m, true, nil
+}
+
+// putMeta adds the metadata row of key to b, moving its expiry-index entry
+// when the expiry changed. old is the previous metadata (ok=false: none).
+func putMeta(b *lsm.Batch, gen uint32, key []byte, m Meta, old Meta, hadOld bool) {
+	b.PutWithExpiry(appendMetaKey(nil, gen, key), appendMetaValue(nil, m), m.ExpireAt)
+	if hadOld && old.ExpireAt != 0 && (old.ExpireAt != m.ExpireAt || old.Version != m.Version) {
+		b.Delete(appendExpiryKey(nil, gen, old.ExpireAt, key))
+	}
+	if m.ExpireAt != 0 {
+		b.Put(appendExpiryKey(nil, gen, m.ExpireAt, key), appendExpiryValue(nil, m.Version))
+	}
+}
+
+// deleteMeta adds the deletion of key to b: only the metadata row and its
+// expiry entry. Element rows of its version become unreachable at once and
+// are dropped by the compaction filter, so DEL is O(1) for any size.
+func deleteMeta(b *lsm.Batch, gen uint32, key []byte, old Meta) {
+	b.Delete(appendMetaKey(nil, gen, key))
+	if old.ExpireAt != 0 {
+		b.Delete(appendExpiryKey(nil, gen, old.ExpireAt, key))
+	}
+}

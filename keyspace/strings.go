@@ -1,0 +1,183 @@
+package keyspace
+
+import (
+	"context"
+	"math"
+	"strconv"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// SetOptions are SET's flags. ExpireAt (ms since the epoch, 0 = none) is
+// the absolute expiry EX/PX/EXAT/PXAT resolve to.
+type SetOptions struct {
+	NX, XX, KeepTTL, Get bool
+	ExpireAt             int64
+}
+
+// Get returns the string value of key.
+func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, bool, error) {
+	if err := checkDB(db); err != nil {
+		return nil, false, err
+	}
+	m, ok, err := s.getTyped(ctx, s.gen(db), key, TypeString)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return m.Payload, true, nil
+}
+
+// Set sets key to val as SET does. ok reports whether it was set (NX/XX);
+// old and hadOld are the previous string value, for GET.
+func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) (old []byte, hadOld, ok bool, err error) {
+	if err := checkDB(db); err != nil {
+		return nil, false, false, err
+	}
+	defer s.lock(db, key)()
+	gen := s.gen(db)
+	m, exists, err := s.getMeta(ctx, gen, key)
+	if err != nil {
+		return nil, false, false, err
+	}
+	if o.Get && exists {
+		if m.Type != TypeString {
+			return nil, false, false, ErrWrongType
+		}
+		old, hadOld = m.Payload, true
+	}
+	if (o.NX && exists) || (o.XX && !exists) {
+		return old, hadOld, false, nil
+	}
+	next := Meta{Type: TypeString, Payload: val, ExpireAt: o.ExpireAt}
+	if o.KeepTTL && exists {
+		next.ExpireAt = m.ExpireAt
+	}
+	var b lsm.Batch
+	putMeta(&b, gen, key, next, m, exists)
+	return old, hadOld, true, s.commit(ctx, &b)
+}
+
+// setString replaces key's value keeping its expiry, as INCR and APPEND do.
+// REQUIRES: key's stripe locked; m the current metadata if exists.
+func (s *Store) setString(ctx context.Context, gen uint32, key []byte, val []byte, m Meta, exists bool) error {
+	next := Meta{Type: TypeString, Payload: val}
+	if exists {
+		next.ExpireAt = m.ExpireAt
+	}
+	var b lsm.Batch
+	putMeta(&b, gen, key, next, m, exists)
+	return s.commit(ctx, &b)
+}
+
+// IncrBy adds delta to the integer value of key (0 if absent).
+func (s *Store) IncrBy(ctx context.Context, db int, key []byte, delta int64) (int64, error) {
+	if err := checkDB(db); err != nil {
+		return 0, err
+	}
+	defer s.lock(db, key)()
+	gen := s.gen(db)
+	m, exists, err := s.getTyped(ctx, gen, key, TypeString)
+	if err != nil {
+		return 0, err
+	}
+	var cur int64
+	if exists {
+		if cur, err = parseInt(m.Payload); err != nil {
+			return 0, err
+		}
+	}
+	if (delta > 0 && cur > math.MaxInt64-delta) || (delta < 0 && cur < math.MinInt64-delta) {
+		return 0, ErrOverflow
+	}
+	cur += delta
+	return cur, s.setString(ctx, gen, key, strconv.AppendInt(nil, cur, 10), m, exists)
+}
+
+// IncrByFloat adds delta to the float value of key (0 if absent).
+func (s *Store) IncrByFloat(ctx context.Context, db int, key []byte, delta float64) (float64, error) {
+	if err := checkDB(db); err != nil {
+		return 0, err
+	}
+	defer s.lock(db, key)()
+	gen := s.gen(db)
+	m, exists, err := s.getTyped(ctx, gen, key, TypeString)
+	if err != nil {
+		return 0, err
+	}
+	var cur float64
+	if exists {
+		if cur, err = parseFloat(m.Payload); err != nil {
+			return 0, err
+		}
+	}
+	cur += delta
+	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+		return 0, ErrNaNOrInfinity
+	}
+	return cur, s.setString(ctx, gen, key, []byte(FormatFloat(cur)), m, exists)
+}
+
+// Append appends val to key's string and returns the new length.
+func (s *Store) Append(ctx context.Context, db int, key, val []byte) (int64, error) {
+	if err := checkDB(db); err != nil {
+		return 0, err
+	}
+	defer s.lock(db, key)()
+	gen := s.gen(db)
+	m, exists, err := s.getTyped(ctx, gen, key, TypeString)
+	if err != nil {
+		return 0, err
+	}
+	next := append(append([]byte{}, m.Payload...), val...)
+	return int64(len(next)), s.setString(ctx, gen, key, next, m, exists)
+}
+
+// StrLen returns the length of key's string (0 if absent).
+func (s *Store) StrLen(ctx context.Context, db int, key []byte) (int64, error) {
+	v, _, err := s.Get(ctx, db, key)
+	return int64(len(v)), err
+}
+
+// parseInt parses a Redis integer: decimal, optional '-', no '+', no
+// leading zeros or spaces, within int64.
+func parseInt(b []byte) (int64, error) {
+	if len(b) == 0 || len(b) > 20 || b[0] == '+' || (len(b) > 1 && b[0] == '0') ||
+		(len(b) > 2 && b[0] == '-' && b[1] == '0') || b[len(b)-1] == ' ' || b[0] == ' ' {
+		return 0, ErrNotInteger
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, ErrNotInteger
+	}
+	return v, nil
+}
+
+// parseFloat parses a Redis float: no spaces, not NaN.
+func parseFloat(b []byte) (float64, error) {
+	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
+		return 0, ErrNotFloat
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !isRangeErr(err) || math.IsNaN(v) {
+		return 0, ErrNotFloat
+	}
+	return v, nil
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// FormatFloat formats f as Redis replies with it (INCRBYFLOAT, ZSCORE):
+// the shortest representation that reads back as f, without exponent for
+// ordinary magnitudes.
+func FormatFloat(f float64) string {
+	if math.IsInf(f, 1) {
+		return "inf"
+	}
+	if math.IsInf(f, -1) {
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
