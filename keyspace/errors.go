@@ -1,6 +1,9 @@
 package keyspace
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors carry Redis's own reply text, so the RESP layer sends them as they
 // are.
@@ -17,3 +20,9 @@ var (
 	ErrInvalidDB       = errors.New("ERR DB index is out of range")
 	ErrNaNOrInfinity   = errors.New("ERR increment would produce NaN or Infinity")
 )
+
+// errCorruptList reports a list whose metadata names a position with no
+// element row.
+func errCorruptList(key []byte, pos uint64) error {
+	return fmt.Errorf("keyspace: list %q has no element at position %d: %w", key, pos, errCorrupt)
+}

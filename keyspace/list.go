@@ -1,0 +1,191 @@
+package keyspace
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+
+	"github.com/stratakv/strata/lsm"
+)
+
+// A list is a deque: its elements sit at positions head..tail-1 of its
+// element rows, so pushes and pops at either end and LINDEX/LSET by index
+// are one row each.
+
+func posSuffix(pos uint64) []byte { return binary.BigEndian.AppendUint64(nil, pos) }
+
+func (s *Store) openList(ctx context.Context, db int, key []byte, create bool) (*collection, bool, error) {
+	c, ok, err := s.openCollection(ctx, db, key, TypeList, create)
+	if err == nil && ok && !c.exists {
+		c.meta.Head, c.meta.Tail = listInitialPosition, listInitialPosition
+	}
+	return c, ok, err
+}
+
+// LPush prepends vals one by one (so the last ends up first) and returns
+// the new length. With onlyIfExists (LPUSHX), a missing list stays missing.
+func (s *Store) LPush(ctx context.Context, db int, key []byte, vals ...[]byte) (int64, error) {
+	return s.push(ctx, db, key, true, false, vals)
+}
+
+// RPush appends vals and returns the new length.
+func (s *Store) RPush(ctx context.Context, db int, key []byte, vals ...[]byte) (int64, error) {
+	return s.push(ctx, db, key, false, false, vals)
+}
+
+// LPushX is LPush on an existing list only.
+func (s *Store) LPushX(ctx context.Context, db int, key []byte, vals ...[]byte) (int64, error) {
+	return s.push(ctx, db, key, true, true, vals)
+}
+
+// RPushX is RPush on an existing list only.
+func (s *Store) RPushX(ctx context.Context, db int, key []byte, vals ...[]byte) (int64, error) {
+	return s.push(ctx, db, key, false, true, vals)
+}
+
+func (s *Store) push(ctx context.Context, db int, key []byte, left, onlyIfExists bool, vals [][]byte) (int64, error) {
+	defer s.lock(db, key)()
+	c, _, err := s.openList(ctx, db, key, true)
+	if err != nil {
+		return 0, err
+	}
+	if onlyIfExists && !c.exists {
+		return 0, nil
+	}
+	var b lsm.Batch
+	for _, v := range vals {
+		if left {
+			c.meta.Head--
+			b.Put(c.elem(posSuffix(c.meta.Head)), v)
+		} else {
+			b.Put(c.elem(posSuffix(c.meta.Tail)), v)
+			c.meta.Tail++
+		}
+	}
+	c.meta.Count += int64(len(vals))
+	return c.meta.Count, c.finish(ctx, &b)
+}
+
+// LPop removes and returns up to count elements from the head.
+func (s *Store) LPop(ctx context.Context, db int, key []byte, count int) ([][]byte, error) {
+	return s.pop(ctx, db, key, true, count)
+}
+
+// RPop removes and returns up to count elements from the tail.
+func (s *Store) RPop(ctx context.Context, db int, key []byte, count int) ([][]byte, error) {
+	return s.pop(ctx, db, key, false, count)
+}
+
+func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count int) ([][]byte, error) {
+	defer s.lock(db, key)()
+	c, ok, err := s.openList(ctx, db, key, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	n := min(int64(count), c.meta.Count)
+	var b lsm.Batch
+	out := make([][]byte, 0, n)
+	for range n {
+		pos := c.meta.Tail - 1
+		if left {
+			pos = c.meta.Head
+		}
+		v, ok, err := c.get(ctx, posSuffix(pos))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errCorruptList(key, pos)
+		}
+		out = append(out, v)
+		b.Delete(c.elem(posSuffix(pos)))
+		if left {
+			c.meta.Head++
+		} else {
+			c.meta.Tail--
+		}
+	}
+	c.meta.Count -= n
+	return out, c.finish(ctx, &b)
+}
+
+// LLen returns the length of the list at key: O(1).
+func (s *Store) LLen(ctx context.Context, db int, key []byte) (int64, error) {
+	c, ok, err := s.openList(ctx, db, key, false)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return c.meta.Count, nil
+}
+
+// position maps a Redis index (negative from the end) to a position.
+func (c *collection) position(i int64) (uint64, bool) {
+	if i < 0 {
+		i += c.meta.Count
+	}
+	if i < 0 || i >= c.meta.Count {
+		return 0, false
+	}
+	return c.meta.Head + uint64(i), true
+}
+
+// LIndex returns the element at index i: O(1).
+func (s *Store) LIndex(ctx context.Context, db int, key []byte, i int64) ([]byte, bool, error) {
+	c, ok, err := s.openList(ctx, db, key, false)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	pos, ok := c.position(i)
+	if !ok {
+		return nil, false, nil
+	}
+	return c.get(ctx, posSuffix(pos))
+}
+
+// LSet replaces the element at index i: O(1).
+func (s *Store) LSet(ctx context.Context, db int, key []byte, i int64, val []byte) error {
+	defer s.lock(db, key)()
+	c, ok, err := s.openList(ctx, db, key, false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNoSuchKey
+	}
+	pos, ok := c.position(i)
+	if !ok {
+		return ErrIndexOutOfRange
+	}
+	var b lsm.Batch
+	b.Put(c.elem(posSuffix(pos)), val)
+	return c.s.commit(ctx, &b)
+}
+
+// LRange returns the elements from start to stop inclusive, with Redis's
+// clamping of out-of-range and negative indexes.
+func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int64) ([][]byte, error) {
+	c, ok, err := s.openList(ctx, db, key, false)
+	if err != nil || !ok {
+		return nil, err
+	}
+	n := c.meta.Count
+	if start < 0 {
+		start = max(start+n, 0)
+	}
+	if stop < 0 {
+		stop += n
+	}
+	stop = min(stop, n-1)
+	if start > stop {
+		return [][]byte{}, nil
+	}
+	it := s.db.NewIter(ctx, lsm.IterOptions{
+		LowerBound: c.elem(posSuffix(c.meta.Head + uint64(start))),
+		UpperBound: c.elem(posSuffix(c.meta.Head + uint64(stop) + 1)),
+	})
+	out := make([][]byte, 0, stop-start+1)
+	for ok := it.First(); ok; ok = it.Next() {
+		out = append(out, bytes.Clone(it.Value()))
+	}
+	return out, it.Close()
+}
