@@ -342,35 +342,43 @@ func (db *DB) getRow(ctx context.Context, key []byte) (sst.Row, bool, error) {
 			return r, live(r), nil
 		}
 	}
-	for _, t := range rs.man.L0 {
-		r, ok, err := db.tableGet(ctx, t, key)
+	r, ok, err := db.tables.lookup(ctx, rs.man, key, &db.m.bloomSkips)
+	return r, ok && live(r), err
+}
+
+// lookup returns the newest row of key in the SSTs of man, of any kind:
+// L0 newest first, then the runs newest first, skipping SSTs by key range
+// and bloom filter.
+func (c *tableCache) lookup(ctx context.Context, man *manifest.Manifest, key []byte, bloomSkips *atomic.Uint64) (sst.Row, bool, error) {
+	for _, t := range man.L0 {
+		r, ok, err := c.tableGet(ctx, t, key, bloomSkips)
 		if err != nil || ok {
-			return r, ok && live(r), err
+			return r, ok, err
 		}
 	}
-	for _, run := range rs.man.Runs {
+	for _, run := range man.Runs {
 		t, ok := findInRun(run.SSTs, key)
 		if !ok {
 			continue
 		}
-		r, ok, err := db.tableGet(ctx, t, key)
+		r, ok, err := c.tableGet(ctx, t, key, bloomSkips)
 		if err != nil || ok {
-			return r, ok && live(r), err
+			return r, ok, err
 		}
 	}
 	return sst.Row{}, false, nil
 }
 
-func (db *DB) tableGet(ctx context.Context, t manifest.SST, key []byte) (sst.Row, bool, error) {
+func (c *tableCache) tableGet(ctx context.Context, t manifest.SST, key []byte, bloomSkips *atomic.Uint64) (sst.Row, bool, error) {
 	if bytes.Compare(key, t.Stats.Smallest) < 0 || bytes.Compare(key, t.Stats.Largest) > 0 {
 		return sst.Row{}, false, nil
 	}
-	rd, err := db.tables.get(ctx, t)
+	rd, err := c.get(ctx, t)
 	if err != nil {
 		return sst.Row{}, false, err
 	}
 	if !rd.MayContain(key) {
-		db.m.bloomSkips.Add(1)
+		bloomSkips.Add(1)
 		return sst.Row{}, false, nil
 	}
 	return rd.Get(ctx, key)
