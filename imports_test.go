@@ -31,20 +31,21 @@ var mayImport = map[string][]string{
 	// compactor reads manifests through lsm; lsm never imports compactor (the
 	// server main wires the two side by side). Its garbage collector reads
 	// WAL object headers to tell fences from batch objects.
-	"compactor":     {"lsm", "wal", "manifest", "lsm/sst", "blob"},
-	"lsm":           {"wal", "manifest", "lsm/sst", "blob"},
-	"wal":           {"lsm/sst", "blob"},
-	"manifest":      {"lsm/sst", "blob"},
-	"lsm/sst":       {"blob"},
-	"blob":          {},
-	"blob/blobtest": {"blob"},
-	"lsm/lsmtest":   {"lsm", "lsm/sst", "blob", "blob/blobtest"},
-	".":             {},
+	"compactor":             {"lsm", "wal", "manifest", "lsm/sst", "blob"},
+	"lsm":                   {"wal", "manifest", "lsm/sst", "blob"},
+	"wal":                   {"lsm/sst", "blob"},
+	"manifest":              {"lsm/sst", "blob"},
+	"lsm/sst":               {"blob"},
+	"blob":                  {},
+	"blob/blobtest":         {"blob"},
+	"lsm/lsmtest":           {"lsm", "lsm/sst", "blob", "blob/blobtest"},
+	"keyspace/keyspacetest": {"keyspace", "lsm", "lsm/lsmtest", "lsm/sst", "blob", "blob/blobtest"},
+	".":                     {},
 }
 
 // testHelpers are packages for tests: any package's test files may import
 // them, no non-test file may.
-var testHelpers = []string{"blob/blobtest", "lsm/lsmtest"}
+var testHelpers = []string{"blob/blobtest", "lsm/lsmtest", "keyspace/keyspacetest"}
 
 // onlyFor restricts third-party packages to the project packages that may
 // import them: nothing below resp knows about RESP.
