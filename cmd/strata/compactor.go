@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stratakv/strata/compactor"
+	"github.com/stratakv/strata/keyspace"
 )
 
 // runCompactor runs `strata compactor`: a long-running compactor and
@@ -45,6 +46,7 @@ func runCompactor(args []string) int {
 		PollInterval:  *poll,
 		GC:            compactor.GCOptions{MinAge: *gcMinAge},
 		GCInterval:    *gcInterval,
+		Filter:        keyspace.NewFilterFactory(),
 		Logger:        logger,
 	})
 	if err != nil {
