@@ -1,0 +1,52 @@
+package keyspace
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stratakv/strata/blob"
+	"github.com/stratakv/strata/lsm"
+)
+
+// BenchmarkDelHash times DEL of hashes of growing size: it writes one
+// metadata row whatever the size, so the time per DEL stays flat.
+//
+//	go test -run '^$' -bench DelHash -benchtime 3x ./keyspace
+func BenchmarkDelHash(b *testing.B) {
+	for _, fields := range []int{10, 10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("fields=%d", fields), func(b *testing.B) {
+			ctx := context.Background()
+			db, err := lsm.Open(ctx, blob.NewMemBucket(), lsm.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			s, err := Open(ctx, db, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k := []byte("big")
+			for b.Loop() {
+				b.StopTimer()
+				for i := 0; i < fields; i += 1000 {
+					pairs := make([][2][]byte, 0, 1000)
+					for j := i; j < min(i+1000, fields); j++ {
+						pairs = append(pairs, [2][]byte{fmt.Appendf(nil, "field-%07d", j), []byte("value")})
+					}
+					if _, err := s.HSet(ctx, 0, k, pairs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				writes := db.Metrics().Writes
+				b.StartTimer()
+				if n, err := s.Del(ctx, 0, k); err != nil || n != 1 {
+					b.Fatalf("del = %d, %v", n, err)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(db.Metrics().Writes-writes), "engine-writes/op")
+				b.StartTimer()
+			}
+		})
+	}
+}
