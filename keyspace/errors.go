@@ -19,6 +19,7 @@ var (
 	ErrHashNotFloat    = errors.New("ERR hash value is not a float")
 	ErrInvalidDB       = errors.New("ERR DB index is out of range")
 	ErrNaNOrInfinity   = errors.New("ERR increment would produce NaN or Infinity")
+	ErrInvalidExpire   = errors.New("ERR invalid expire time in 'set' command")
 )
 
 // errCorruptList reports a list whose metadata names a position with no

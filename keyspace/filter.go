@@ -42,15 +42,26 @@ func NewFilterFactory() compactor.FilterFactory {
 			}
 			f.live[gen] = true
 		}
+		// A generation above the view's highest was made by a FLUSHDB the
+		// view does not have yet: alive, never dropped.
+		f.maxGen = initialMaxGen
+		if r, ok, err := f.view.Get(ctx, systemMaxGenKey()); err != nil {
+			return nil, err
+		} else if ok && r.Kind == sst.KindPut {
+			if f.maxGen, err = decodeGenValue(r.Value); err != nil {
+				return nil, err
+			}
+		}
 		return f, nil
 	}
 }
 
 type filter struct {
-	ctx   context.Context
-	view  *lsm.View
-	clock int64
-	live  map[uint32]bool
+	ctx    context.Context
+	view   *lsm.View
+	clock  int64
+	live   map[uint32]bool
+	maxGen uint32
 
 	// The last metadata looked up: a collection's element rows are
 	// adjacent, so most lookups repeat it.
@@ -61,6 +72,9 @@ type filter struct {
 
 var _ compactor.Filter = (*filter)(nil)
 
+// dead reports whether generation gen was left by a FLUSHDB or FLUSHALL.
+func (f *filter) dead(gen uint32) bool { return !f.live[gen] && gen <= f.maxGen }
+
 func (f *filter) Filter(r sst.Row) compactor.Decision {
 	if len(r.Key) == 0 {
 		return compactor.Keep
@@ -68,7 +82,7 @@ func (f *filter) Filter(r sst.Row) compactor.Decision {
 	switch kind := r.Key[0]; {
 	case kind == kindMeta:
 		gen, _, err := decodeMetaKey(r.Key)
-		if err == nil && !f.live[gen] {
+		if err == nil && f.dead(gen) {
 			return compactor.Drop
 		}
 	case isElementKind(kind):
@@ -76,7 +90,7 @@ func (f *filter) Filter(r sst.Row) compactor.Decision {
 		if err != nil {
 			return compactor.Keep
 		}
-		if !f.live[gen] {
+		if f.dead(gen) {
 			return compactor.Drop
 		}
 		m, ok, err := f.meta(gen, key)
@@ -91,7 +105,7 @@ func (f *filter) Filter(r sst.Row) compactor.Decision {
 		if err != nil {
 			return compactor.Keep
 		}
-		if !f.live[gen] {
+		if f.dead(gen) {
 			return compactor.Drop
 		}
 		version, verr := decodeExpiryValue(r.Value)

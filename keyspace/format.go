@@ -118,8 +118,8 @@ const (
 	metaFormatVersion byte = 1
 
 	// listInitialPosition is head and tail of an empty list: the middle of
-	// the uint64 range, so either end can grow by 2^63 elements. Part of the
-	// format.
+	// the uint64 range, so either end can grow by about 2^63 elements before
+	// its position would wrap. Part of the format.
 	listInitialPosition uint64 = 1 << 63
 )
 

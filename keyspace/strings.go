@@ -33,6 +33,9 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 	if err := checkDB(db); err != nil {
 		return nil, false, false, err
 	}
+	if o.ExpireAt < 0 {
+		return nil, false, false, ErrInvalidExpire
+	}
 	defer s.lock(db, key)()
 	gen := s.gen(db)
 	m, exists, err := s.getMeta(ctx, gen, key)
