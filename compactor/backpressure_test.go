@@ -65,12 +65,13 @@ func TestBackpressureWaitsForCompaction(t *testing.T) {
 			}
 		}
 	}()
-	// Without a compactor the writer must come to a stop.
+	// Without a compactor the writer must come to a stop: L0 at its limit
+	// and no write done for a while.
 	last := int64(-1)
-	for range 500 {
-		time.Sleep(10 * time.Millisecond)
+	for range 200 {
+		time.Sleep(50 * time.Millisecond)
 		n := written.Load()
-		if n == last {
+		if n == last && db.Metrics().L0SSTs >= opts.L0StopSSTs {
 			break
 		}
 		last = n

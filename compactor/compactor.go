@@ -128,6 +128,7 @@ func Open(ctx context.Context, bkt objstore.Bucket, opts Options) (*Compactor, e
 		return nil, fmt.Errorf("compactor: claim epoch: %w", err)
 	}
 	c.gc = NewGC(bkt, c.store, opts.GC)
+	c.gc.epoch = c.epoch
 	opts.Logger.Info("compactor opened", "epoch", c.epoch)
 	return c, nil
 }
@@ -161,15 +162,11 @@ func (c *Compactor) RunOnce(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// The garbage collector deletes unreferenced SSTs older than MinAge, so
-	// outputs that took too long to publish may be gone already. Give up
-	// on the job instead (the outputs are collected, the inputs stay).
-	// (Real elapsed time: the GC measures how long an SST has been
-	// unreferenced on a running clock, whatever its wall time says.)
-	if len(outputs) > 0 && st.Duration > c.opts.GC.MinAge/2 {
-		return false, fmt.Errorf("compactor: %s took %v, too close to the GC minimum age %v; dropped",
-			job, st.Duration, c.opts.GC.MinAge)
-	}
+	// Outputs are unreferenced until published, but nothing collects them
+	// meanwhile: this compactor's GC runs between jobs, never during one,
+	// and the GC of a compactor this one fenced stops at its next pass (an
+	// output is only collected once it is MinAge old and then seen
+	// unreferenced for MinAge more, far longer than any pass).
 	conflicts := 0
 	published, err := c.store.Update(ctx, m, func(next *manifest.Manifest) error {
 		if err := manifest.CheckCompactor(next, c.epoch); err != nil {
@@ -227,9 +224,14 @@ func (c *Compactor) Run(ctx context.Context) error {
 		}
 		if c.opts.GCInterval > 0 && time.Since(lastGC) >= c.opts.GCInterval {
 			lastGC = time.Now()
-			if st, err := c.CollectGarbage(ctx); err != nil && ctx.Err() == nil {
-				c.opts.Logger.Warn("garbage collection failed", "err", err)
-			} else {
+			st, gcErr := c.CollectGarbage(ctx)
+			switch {
+			case errors.Is(gcErr, ErrFenced):
+				c.opts.Logger.Error("compactor fenced; stopping", "err", gcErr)
+				return gcErr
+			case gcErr != nil && ctx.Err() == nil:
+				c.opts.Logger.Warn("garbage collection failed", "err", gcErr)
+			default:
 				c.opts.Logger.Debug("garbage collected", "stats", st)
 			}
 		}

@@ -276,3 +276,22 @@ func openWithL0(t *testing.T, bkt objstore.Bucket, n int) *lsm.DB {
 	}
 	return db
 }
+
+// TestFencedGCStops: the garbage collector of a fenced compactor deletes
+// nothing, so it cannot take the outputs of the newer compactor's job.
+func TestFencedGCStops(t *testing.T) {
+	ctx := context.Background()
+	bkt := blob.NewMemBucket()
+	db := openWithL0(t, bkt, 2)
+	defer db.Close()
+	c1, err := compactor.Open(ctx, bkt, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compactor.Open(ctx, bkt, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c1.CollectGarbage(ctx); !errors.Is(err, compactor.ErrFenced) || st.SSTsDeleted+st.WALDeleted+st.ManifestsDeleted != 0 {
+		t.Fatalf("fenced GC pass: %+v, %v; want ErrFenced and nothing deleted", st, err)
+	}
+}

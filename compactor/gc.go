@@ -163,6 +163,10 @@ type GC struct {
 	store *manifest.Store
 	opts  GCOptions
 
+	// epoch, when set, is the compactor epoch this GC works for: a pass
+	// whose manifest shows a newer compactor deletes nothing.
+	epoch uint64
+
 	mu                sync.Mutex // held by a pass; guards what follows
 	unreferencedSince map[ulid.ULID]time.Time
 	manifestSeen      map[uint64]time.Time
@@ -203,6 +207,14 @@ func (g *GC) Run(ctx context.Context) (GCStats, error) {
 	latest, err := g.store.Refresh(ctx, first)
 	if err != nil {
 		return p.st, fmt.Errorf("compactor: gc: reload latest manifest: %w", err)
+	}
+	// A fenced compactor's GC must stop: the newer compactor's outputs of
+	// a long job are unreferenced until it publishes, and only the GC of
+	// the compactor that writes them knows not to wait on them.
+	if g.epoch != 0 {
+		if err := manifest.CheckCompactor(latest, g.epoch); err != nil {
+			return p.st, fmt.Errorf("%w: gc: %w", ErrFenced, err)
+		}
 	}
 	// Observations made from here on are true at least as of now: timers
 	// started at now never start before what they time.

@@ -55,7 +55,9 @@ func (db *DB) setBGErr(err error) {
 	db.mu.Lock()
 	if db.bgErr == nil {
 		db.bgErr = err
-		db.opts.Logger.Error("lsm stopped accepting writes", "err", err)
+		if !errors.Is(err, ErrClosed) {
+			db.opts.Logger.Error("lsm stopped accepting writes", "err", err)
+		}
 		close(db.changed)
 		db.changed = make(chan struct{})
 	}
