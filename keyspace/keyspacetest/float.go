@@ -186,18 +186,18 @@ func formatLongDouble(x *big.Float) string {
 // current value, already parsed; nil for a missing key or field) plus
 // delta, as text. delta travels as a float64, so it is taken to be what a
 // client would have sent: its shortest decimal representation, parsed as a
-// long double. An infinite sum (or operand) is ErrIncrNaNOrInf.
+// long double. An infinite sum (or operand) is ErrNaNOrInfinity.
 func incrLongDouble(cur *big.Float, delta float64) (string, error) {
 	if cur == nil {
 		cur = newLongDouble()
 	}
 	d, ok := newLongDouble().SetString(strconv.FormatFloat(delta, 'g', -1, 64))
 	if !ok || cur.IsInf() || math.IsInf(delta, 0) {
-		return "", ErrIncrNaNOrInf
+		return "", ErrNaNOrInfinity
 	}
 	sum := newLongDouble().Add(cur, d)
 	if new(big.Float).Abs(sum).Cmp(ldblMax) > 0 {
-		return "", ErrIncrNaNOrInf
+		return "", ErrNaNOrInfinity
 	}
 	return formatLongDouble(sum), nil
 }

@@ -3,13 +3,13 @@ package keyspacetest
 // GlobMatch reports whether s matches the glob pattern as Redis's
 // stringmatchlen (util.c, case-sensitive) decides, for KEYS and SCAN MATCH:
 //
-//	*        any run of bytes, also none
-//	?        any one byte
-//	[abc]    one of the bytes; [^abc] any byte but those; [a-z] a range (a
-//	         reversed range [z-a] works too; bytes compare as C's signed
-//	         char, so a range across 0x7f/0x80 behaves as in Redis);
-//	         \x inside brackets is x; a '[' never closed runs to the end
-//	\x       the byte x
+//   - any run of bytes, also none
+//     ?        any one byte
+//     [abc]    one of the bytes; [^abc] any byte but those; [a-z] a range (a
+//     reversed range [z-a] works too; bytes compare as C's signed
+//     char, so a range across 0x7f/0x80 behaves as in Redis);
+//     \x inside brackets is x; a '[' never closed runs to the end
+//     \x       the byte x
 //
 // Its quirks are kept: the whole pattern "*" is special-cased by SCAN and
 // KEYS, not here, so GlobMatch("*", "") is false, as stringmatchlen is.

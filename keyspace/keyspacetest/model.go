@@ -70,7 +70,7 @@ func NewModel(clock func() int64) *Model {
 // REQUIRES: m.mu held.
 func (m *Model) keyspace(db int) (map[string]*value, int64, error) {
 	if db < 0 || db >= NumDBs {
-		return nil, 0, ErrDBIndex
+		return nil, 0, ErrInvalidDB
 	}
 	return m.dbs[db], m.clock(), nil
 }
@@ -150,7 +150,7 @@ func (m *Model) Set(_ context.Context, db int, key, val []byte, o SetOptions) (o
 	case o.NX && o.XX, o.KeepTTL && o.ExpireAt != 0:
 		return nil, false, false, ErrSyntax
 	case o.ExpireAt < 0:
-		return nil, false, false, ErrInvalidSetExpire
+		return nil, false, false, ErrInvalidExpire
 	}
 	cur := lookup(ks, now, key)
 	if o.Get && cur != nil {
@@ -409,8 +409,10 @@ func (m *Model) PTTL(_ context.Context, db int, key []byte) (int64, error) {
 }
 
 // Scan is SCAN with MATCH, COUNT and TYPE. The model's cursor is the key to
-// resume from: nil or empty starts, a nil next means the scan is done
-// (cursors are opaque; another implementation's differ). count (10 if <= 0)
+// resume from, the last key examined followed by a 0 byte (so that a scan
+// that stops at the empty key still returns a non-empty cursor): nil or
+// empty starts, a nil next means the scan is done. Cursors are opaque;
+// another implementation's differ. count (10 if <= 0)
 // bounds the keys examined per call, before MATCH and TYPE filter them, so
 // a call may return no keys and still not be the last. match "" and "*"
 // match every key; typ TypeNone filters nothing. Keys come in ascending byte
@@ -469,6 +471,25 @@ func (m *Model) RandomKey(_ context.Context, db int) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	return []byte(keys[m.rnd.IntN(len(keys))]), true, nil
+}
+
+// NextExpiry returns the earliest expireAt after `after` of any key in any
+// db, and false if no key expires after it. Tests that compare the model
+// with an implementation on another clock use it to stay clear of the
+// moments keys expire.
+func (m *Model) NextExpiry(after int64) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next int64
+	found := false
+	for _, ks := range m.dbs {
+		for _, v := range ks {
+			if v.expireAt > after && (!found || v.expireAt < next) {
+				next, found = v.expireAt, true
+			}
+		}
+	}
+	return next, found
 }
 
 // FlushDB is FLUSHDB.

@@ -1,15 +1,12 @@
 package keyspacetest
 
-// The option, result and error types of the keyspace.Store API
-// (/tmp/keyspace-contract.md, "Store API"). Package keyspace does not exist
-// yet, so they are defined here with the contract's names and fields; once it
-// does, every declaration in this file becomes an alias of keyspace's:
-//
-//	type Type = keyspace.Type
-//	const TypeNone = keyspace.TypeNone ...
-//	var ErrWrongType = keyspace.ErrWrongType ...
-//
-// Nothing outside this file depends on them being defined here.
+// The option, result and error types of the keyspace.Store API, defined
+// here with keyspace's names, fields and error texts so that this package
+// does not depend on keyspace. To run the model against keyspace.Store, turn
+// the first group of declarations into aliases (type Type = keyspace.Type,
+// const TypeNone = keyspace.TypeNone, var ErrWrongType =
+// keyspace.ErrWrongType, ...); the second group names errors keyspace does
+// not have (yet). Nothing outside this file depends on how they are declared.
 
 import "errors"
 
@@ -77,7 +74,7 @@ type ScoreBound struct {
 	Exclusive bool
 }
 
-// The errors of the contract, with Redis's exact texts.
+// Errors keyspace has too, with Redis's exact texts.
 var (
 	ErrWrongType       = errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
 	ErrNotInteger      = errors.New("ERR value is not an integer or out of range")
@@ -86,28 +83,29 @@ var (
 	ErrNoSuchKey       = errors.New("ERR no such key")
 	ErrIndexOutOfRange = errors.New("ERR index out of range")
 	ErrNaN             = errors.New("ERR resulting score is not a number (NaN)")
+	ErrHashNotInteger  = errors.New("ERR hash value is not an integer")
 	ErrHashNotFloat    = errors.New("ERR hash value is not a float")
+	ErrInvalidDB       = errors.New("ERR DB index is out of range")
+	// ErrNaNOrInfinity: INCRBYFLOAT/HINCRBYFLOAT whose result is infinite,
+	// or whose current value is (the string "inf" parses), or INCRBYFLOAT
+	// with an infinite increment.
+	ErrNaNOrInfinity = errors.New("ERR increment would produce NaN or Infinity")
+	// ErrInvalidExpire: SET with ExpireAt < 0 (Redis: PXAT <= 0).
+	ErrInvalidExpire = errors.New("ERR invalid expire time in 'set' command")
+	// ErrZAddNXXX and ErrZAddGTLTNX: ZADD's incompatible flags, checked in
+	// this order before anything else.
+	ErrZAddNXXX   = errors.New("ERR XX and NX options at the same time are not compatible")
+	ErrZAddGTLTNX = errors.New("ERR GT, LT, and/or NX options at the same time are not compatible")
 )
 
-// Errors the contract does not list but Redis 7 replies with for arguments
-// the Store API can express; texts checked against redis-server 7.0.
+// Errors keyspace does not have, which Redis 7 replies with for arguments
+// the Store API can express (texts checked against redis-server 7.0).
 var (
-	// ErrHashNotInteger: HINCRBY on a field that holds no integer.
-	ErrHashNotInteger = errors.New("ERR hash value is not an integer")
-	// ErrIncrNaNOrInf: INCRBYFLOAT/HINCRBYFLOAT whose result (or current
-	// value, e.g. the string "inf") is infinite.
-	ErrIncrNaNOrInf = errors.New("ERR increment would produce NaN or Infinity")
-	// ErrValueNaNOrInf: HINCRBYFLOAT with an infinite increment (INCRBYFLOAT
-	// answers ErrIncrNaNOrInf instead).
+	// ErrValueNaNOrInf: HINCRBYFLOAT with an infinite increment, checked
+	// before the key (INCRBYFLOAT answers ErrNaNOrInfinity instead).
 	ErrValueNaNOrInf = errors.New("ERR value is NaN or Infinity")
 	// ErrSyntax: SET with NX and XX, or KeepTTL and ExpireAt.
 	ErrSyntax = errors.New("ERR syntax error")
-	// ErrInvalidSetExpire: SET with ExpireAt < 0 (Redis: PXAT <= 0).
-	ErrInvalidSetExpire = errors.New("ERR invalid expire time in 'set' command")
-	// ErrZAddXXNX and ErrZAddGTLTNX: ZADD's incompatible flags, checked in
-	// this order before anything else.
-	ErrZAddXXNX   = errors.New("ERR XX and NX options at the same time are not compatible")
-	ErrZAddGTLTNX = errors.New("ERR GT, LT, and/or NX options at the same time are not compatible")
 	// ErrExpireNXAndOther and ErrExpireGTLT: EXPIRE's incompatible
 	// conditions, checked in this order before the key is looked up.
 	ErrExpireNXAndOther = errors.New("ERR NX and XX, GT or LT options at the same time are not compatible")
@@ -116,6 +114,4 @@ var (
 	ErrNotPositive = errors.New("ERR value is out of range, must be positive")
 	// ErrMinMaxNotFloat: a NaN bound in ZRangeByScore.
 	ErrMinMaxNotFloat = errors.New("ERR min or max is not a float")
-	// ErrDBIndex: a db outside 0..15.
-	ErrDBIndex = errors.New("ERR DB index is out of range")
 )
