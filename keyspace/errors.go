@@ -20,6 +20,7 @@ var (
 	ErrInvalidDB       = errors.New("ERR DB index is out of range")
 	ErrNaNOrInfinity   = errors.New("ERR increment would produce NaN or Infinity")
 	ErrInvalidExpire   = errors.New("ERR invalid expire time in 'set' command")
+	ErrValueNaNOrInf   = errors.New("ERR value is NaN or Infinity")
 )
 
 // errCorruptList reports a list whose metadata names a position with no

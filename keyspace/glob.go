@@ -3,7 +3,13 @@ package keyspace
 // globMatch reports whether s matches the Redis glob pattern p (KEYS,
 // SCAN MATCH): * any run, ? any byte, [abc] [^abc] [a-z] classes, and \x
 // for a literal x. Bytes, not runes, as Redis compares.
+//
+// Like Redis's matcher, an empty string matches only the empty pattern
+// (SCAN's and KEYS's "*" shortcut, which the caller applies, aside).
 func globMatch(p string, s []byte) bool {
+	if len(s) == 0 {
+		return len(p) == 0
+	}
 	for len(p) > 0 {
 		switch p[0] {
 		case '*':

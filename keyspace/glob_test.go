@@ -7,7 +7,7 @@ func TestGlobMatch(t *testing.T) {
 		p, s string
 		want bool
 	}{
-		{"*", "", true}, {"*", "abc", true}, {"a*", "abc", true}, {"a*", "bac", false},
+		{"*", "", false}, {"**", "", false}, {"", "", true}, {"*", "abc", true}, {"a*", "abc", true}, {"a*", "bac", false},
 		{"*c", "abc", true}, {"a*c", "ac", true}, {"a*c", "abd", false}, {"a**c", "abbbc", true},
 		{"h?llo", "hello", true}, {"h?llo", "hllo", false}, {"h[ae]llo", "hallo", true},
 		{"h[ae]llo", "hillo", false}, {"h[^e]llo", "hallo", true}, {"h[^e]llo", "hello", false},

@@ -131,6 +131,9 @@ func (s *Store) HIncrBy(ctx context.Context, db int, key, field []byte, delta in
 
 // HIncrByFloat adds delta to the float in field of the hash at key.
 func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, delta float64) (float64, error) {
+	if math.IsNaN(delta) || math.IsInf(delta, 0) {
+		return 0, ErrValueNaNOrInf
+	}
 	defer s.lock(db, key)()
 	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
 	if err != nil {

@@ -194,9 +194,10 @@ func (s *Store) PTTL(ctx context.Context, db int, key []byte) (int64, error) {
 // Scan returns up to count keys (more or fewer is allowed by Redis's
 // contract; this returns at most count) after cursor in key order,
 // matching the glob match and type typ (TypeNone: any), and the cursor to
-// continue from, nil when the scan is complete. The cursor is the last key
-// returned: keys added during a scan are returned if they sort after it,
-// and no key present throughout is returned twice or missed.
+// continue from, nil when the scan is complete. The cursor is the smallest
+// key after the last one examined: keys added during a scan are returned if
+// they sort after it, and no key present throughout is returned twice or
+// missed.
 func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, count int, typ Type) ([]byte, [][]byte, error) {
 	if err := checkDB(db); err != nil {
 		return nil, nil, err
@@ -210,15 +211,17 @@ func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, c
 	defer it.Close()
 	ok := it.First()
 	if cursor != nil {
-		ok = it.SeekGE(append(appendMetaKey(nil, gen, cursor), 0))
+		ok = it.SeekGE(appendMetaKey(nil, gen, cursor))
 	}
 	var keys [][]byte
-	var last []byte
+	var next []byte
 	examined := 0
 	for ; ok && examined < count; ok = it.Next() {
 		examined++
 		key := it.Key()[len(prefix):]
-		last = append(last[:0], key...)
+		// The cursor is the smallest key after this one (key + 0x00): never
+		// empty, even after the empty key.
+		next = append(append(next[:0], key...), 0)
 		if match != "" && match != "*" && !globMatch(match, key) {
 			continue
 		}
@@ -239,7 +242,7 @@ func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, c
 	if !ok {
 		return nil, keys, nil
 	}
-	return last, keys, nil
+	return next, keys, nil
 }
 
 // DBSize returns the number of keys in database db. It counts the live

@@ -145,7 +145,7 @@ func (s *Store) StrLen(ctx context.Context, db int, key []byte) (int64, error) {
 // leading zeros or spaces, within int64.
 func parseInt(b []byte) (int64, error) {
 	if len(b) == 0 || len(b) > 20 || b[0] == '+' || (len(b) > 1 && b[0] == '0') ||
-		(len(b) > 2 && b[0] == '-' && b[1] == '0') || b[len(b)-1] == ' ' || b[0] == ' ' {
+		(len(b) > 1 && b[0] == '-' && b[1] == '0') || b[len(b)-1] == ' ' || b[0] == ' ' {
 		return 0, ErrNotInteger
 	}
 	v, err := strconv.ParseInt(string(b), 10, 64)

@@ -264,7 +264,7 @@ func TestEqual(t *testing.T) {
 		{Result{List: [][]byte{[]byte("a")}}, Result{List: [][]byte{[]byte("b")}}, false},
 		{Result{Err: "ERR x"}, Result{Err: "ERR y"}, false},
 		{Result{Float: 0}, Result{Float: negZero()}, true},
-		{Result{Z: []ZMember{{1, []byte("a")}}}, Result{Z: []ZMember{{2, []byte("a")}}}, false},
+		{Result{Z: []ZMember{{Score: 1, Member: []byte("a")}}}, Result{Z: []ZMember{{Score: 2, Member: []byte("a")}}}, false},
 		{Result{Pairs: [][2][]byte{{[]byte("f"), []byte("1")}}}, Result{Pairs: [][2][]byte{{[]byte("f"), []byte("2")}}}, false},
 	}
 	for i, c := range cases {
