@@ -3,6 +3,7 @@ package keyspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"strconv"
 
@@ -129,7 +130,8 @@ func (s *Store) HIncrBy(ctx context.Context, db int, key, field []byte, delta in
 	return cur, c.finish(ctx, &b)
 }
 
-// HIncrByFloat adds delta to the float in field of the hash at key.
+// HIncrByFloat adds delta to the float in field of the hash at key, in
+// long double as Redis does, and stores the result's text.
 func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, delta float64) (float64, error) {
 	if math.IsNaN(delta) || math.IsInf(delta, 0) {
 		return 0, ErrValueNaNOrInf
@@ -143,20 +145,22 @@ func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, del
 	if err != nil {
 		return 0, err
 	}
-	var cur float64
+	var cur []byte
 	if ok {
-		if cur, err = parseFloat(v); err != nil {
-			return 0, ErrHashNotFloat
-		}
+		cur = v
 	}
-	cur += delta
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
-		return 0, ErrNaNOrInfinity
+	text, err := IncrFloat(cur, delta)
+	if errors.Is(err, ErrNotFloat) {
+		return 0, ErrHashNotFloat
+	}
+	if err != nil {
+		return 0, err
 	}
 	var b lsm.Batch
-	b.Put(c.elem(field), []byte(FormatFloat(cur)))
+	b.Put(c.elem(field), []byte(text))
 	if !ok {
 		c.meta.Count++
 	}
-	return cur, c.finish(ctx, &b)
+	f, _ := strconv.ParseFloat(text, 64)
+	return f, c.finish(ctx, &b)
 }

@@ -96,10 +96,14 @@ func (s *Store) IncrBy(ctx context.Context, db int, key []byte, delta int64) (in
 	return cur, s.setString(ctx, gen, key, strconv.AppendInt(nil, cur, 10), m, exists)
 }
 
-// IncrByFloat adds delta to the float value of key (0 if absent).
+// IncrByFloat adds delta to the float value of key (0 if absent), in long
+// double as Redis does, and stores the result's text.
 func (s *Store) IncrByFloat(ctx context.Context, db int, key []byte, delta float64) (float64, error) {
 	if err := checkDB(db); err != nil {
 		return 0, err
+	}
+	if math.IsNaN(delta) {
+		return 0, ErrNotFloat
 	}
 	defer s.lock(db, key)()
 	gen := s.gen(db)
@@ -107,17 +111,16 @@ func (s *Store) IncrByFloat(ctx context.Context, db int, key []byte, delta float
 	if err != nil {
 		return 0, err
 	}
-	var cur float64
+	var cur []byte
 	if exists {
-		if cur, err = parseFloat(m.Payload); err != nil {
-			return 0, err
-		}
+		cur = m.Payload
 	}
-	cur += delta
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
-		return 0, ErrNaNOrInfinity
+	text, err := IncrFloat(cur, delta)
+	if err != nil {
+		return 0, err
 	}
-	return cur, s.setString(ctx, gen, key, []byte(FormatFloat(cur)), m, exists)
+	f, _ := strconv.ParseFloat(text, 64)
+	return f, s.setString(ctx, gen, key, []byte(text), m, exists)
 }
 
 // Append appends val to key's string and returns the new length.
@@ -153,23 +156,6 @@ func parseInt(b []byte) (int64, error) {
 		return 0, ErrNotInteger
 	}
 	return v, nil
-}
-
-// parseFloat parses a Redis float: no spaces, not NaN.
-func parseFloat(b []byte) (float64, error) {
-	if len(b) == 0 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, ErrNotFloat
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil && !isRangeErr(err) || math.IsNaN(v) {
-		return 0, ErrNotFloat
-	}
-	return v, nil
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // FormatFloat formats f as Redis replies with it (INCRBYFLOAT, ZSCORE):

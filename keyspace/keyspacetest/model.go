@@ -11,12 +11,13 @@ package keyspacetest
 
 import (
 	"context"
-	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/stratakv/strata/keyspace"
 )
 
 // NumDBs is the number of Redis databases, SELECT 0..15.
@@ -218,17 +219,14 @@ func (m *Model) IncrByFloat(_ context.Context, db int, key []byte, delta float64
 	if err != nil {
 		return 0, err
 	}
-	var cur *big.Float // nil: 0
+	var cur []byte // nil: 0
 	if v != nil {
-		var ok bool
-		if cur, ok = parseLongDouble(v.str); !ok {
-			return 0, ErrNotFloat
-		}
+		cur = v.str
 	}
 	if delta != delta { // NaN: no client can send it
 		return 0, ErrNotFloat
 	}
-	s, err := incrLongDouble(cur, delta)
+	s, err := keyspace.IncrFloat(cur, delta)
 	if err != nil {
 		return 0, err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
+
+	"github.com/stratakv/strata/keyspace"
 )
 
 // ---- hashes ----
@@ -171,15 +173,16 @@ func (m *Model) HIncrByFloat(_ context.Context, db int, key, field []byte, delta
 	if err != nil {
 		return 0, err
 	}
-	var cur *big.Float // nil: 0
+	var cur []byte // nil: 0
 	if v != nil {
 		if f, ok := v.hash[string(field)]; ok {
-			if cur, ok = parseLongDouble(f); !ok {
-				return 0, ErrHashNotFloat
-			}
+			cur = f
 		}
 	}
-	s, err := incrLongDouble(cur, delta)
+	s, err := keyspace.IncrFloat(cur, delta)
+	if errors.Is(err, ErrNotFloat) {
+		return 0, ErrHashNotFloat
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -6,9 +6,12 @@ package keyspacetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/stratakv/strata/keyspace"
 )
 
 // TestModelExpiryBoundary: a key is gone from the ms of its expireAt on,
@@ -148,14 +151,14 @@ func TestIncrLongDouble(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := func() string {
-			var cur = newLongDouble()
+			var cur []byte
 			if c.cur != "" {
-				var ok bool
-				if cur, ok = parseLongDouble([]byte(c.cur)); !ok {
-					return "?"
-				}
+				cur = []byte(c.cur)
 			}
-			s, err := incrLongDouble(cur, c.delta)
+			s, err := keyspace.IncrFloat(cur, c.delta)
+			if errors.Is(err, ErrNotFloat) {
+				return "?"
+			}
 			if err != nil {
 				return "!" + err.Error()
 			}
