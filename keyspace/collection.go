@@ -100,3 +100,17 @@ func (c *collection) scan(ctx context.Context, fn func(suffix, value []byte) err
 	}
 	return it.Close()
 }
+
+// distinct returns items without repeats, first occurrence first: a
+// command naming a field or member twice counts it once.
+func distinct(items [][]byte) [][]byte {
+	seen := make(map[string]bool, len(items))
+	out := items[:0:0]
+	for _, it := range items {
+		if !seen[string(it)] {
+			seen[string(it)] = true
+			out = append(out, it)
+		}
+	}
+	return out
+}

@@ -61,12 +61,7 @@ func (s *Store) HDel(ctx context.Context, db int, key []byte, fields ...[]byte) 
 	}
 	var b lsm.Batch
 	var n int64
-	seen := make(map[string]bool, len(fields))
-	for _, f := range fields {
-		if seen[string(f)] {
-			continue
-		}
-		seen[string(f)] = true
+	for _, f := range distinct(fields) {
 		if _, ok, err := c.get(ctx, f); err != nil {
 			return 0, err
 		} else if ok {

@@ -52,12 +52,7 @@ func (s *Store) Del(ctx context.Context, db int, keys ...[]byte) (int64, error) 
 	gen := s.gen(db)
 	var b lsm.Batch
 	var n int64
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		if seen[string(k)] {
-			continue
-		}
-		seen[string(k)] = true
+	for _, k := range distinct(keys) {
 		m, ok, err := s.getMeta(ctx, gen, k)
 		if err != nil {
 			return 0, err

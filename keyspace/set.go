@@ -16,12 +16,7 @@ func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte)
 	}
 	var b lsm.Batch
 	var added int64
-	seen := make(map[string]bool, len(members))
-	for _, m := range members {
-		if seen[string(m)] {
-			continue
-		}
-		seen[string(m)] = true
+	for _, m := range distinct(members) {
 		if _, ok, err := c.get(ctx, m); err != nil {
 			return 0, err
 		} else if !ok {
@@ -42,12 +37,7 @@ func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte)
 	}
 	var b lsm.Batch
 	var n int64
-	seen := make(map[string]bool, len(members))
-	for _, m := range members {
-		if seen[string(m)] {
-			continue
-		}
-		seen[string(m)] = true
+	for _, m := range distinct(members) {
 		if _, ok, err := c.get(ctx, m); err != nil {
 			return 0, err
 		} else if ok {

@@ -154,12 +154,7 @@ func (s *Store) ZRem(ctx context.Context, db int, key []byte, members ...[]byte)
 	}
 	var b lsm.Batch
 	var n int64
-	seen := map[string]bool{}
-	for _, m := range members {
-		if seen[string(m)] {
-			continue
-		}
-		seen[string(m)] = true
+	for _, m := range distinct(members) {
 		score, had, err := c.score(ctx, m)
 		if err != nil {
 			return 0, err

@@ -126,16 +126,18 @@ func (db *DB) flushMemtable(m *memtable) error {
 	return nil
 }
 
-// waitL0 blocks while L0 is at its stop limit.
+// waitL0 blocks while L0 is at its stop limit, except when the DB is
+// closing: Close's final flush adds at most the memtables Close froze, and
+// must not wait for a compactor that may never come.
 func (db *DB) waitL0() error {
 	for {
 		db.mu.Lock()
-		n, err, ch := len(db.man.L0), db.bgErr, db.changed
+		n, err, ch, closing := len(db.man.L0), db.bgErr, db.changed, db.closing
 		db.mu.Unlock()
 		if err != nil {
 			return err
 		}
-		if n < db.opts.L0StopSSTs {
+		if n < db.opts.L0StopSSTs || closing {
 			return nil
 		}
 		select {

@@ -157,3 +157,51 @@ func TestBackpressure(t *testing.T) {
 		t.Fatalf("writer finished %d of 1000 writes", n)
 	}
 }
+
+// TestCloseAtL0Limit: with L0 at its stop limit and no compactor, Close
+// still returns, and the data is there after reopening.
+func TestCloseAtL0Limit(t *testing.T) {
+	ctx := context.Background()
+	bkt := blob.NewMemBucket()
+	opts := Options{L0SlowdownSSTs: 2, L0StopSSTs: 2}
+	db, err := Open(ctx, bkt, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		var b Batch
+		b.Put(fmt.Appendf(nil, "k%d", i), []byte("v"))
+		h, err := db.Write(ctx, &b)
+		if err == nil {
+			err = h.Durable(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if err := db.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- db.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung waiting for L0 to drain")
+	}
+	db, err = Open(ctx, bkt, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 3 {
+		if _, err := db.Get(ctx, fmt.Appendf(nil, "k%d", i)); err != nil {
+			t.Fatalf("k%d: %v", i, err)
+		}
+	}
+}
