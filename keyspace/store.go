@@ -53,6 +53,10 @@ type Store struct {
 func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
 	opts.ensureDefaults()
 	s := &Store{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes), seed: maphash.MakeSeed()}
+	// Start above every version handed out before a restart, even one in
+	// this same millisecond: those are at most (their tick << 20) + count,
+	// and every tick of a durable write is <= the engine clock now.
+	s.version.Store((uint64(db.Now()) + 1) << 20)
 	for i := range NumDBs {
 		g, err := s.loadGen(ctx, i)
 		if err != nil {
@@ -74,10 +78,11 @@ func checkDB(db int) error {
 }
 
 // newVersion returns a collection version never used before, across
-// restarts too: versions start from the engine clock (which never goes
-// backwards and is persisted) shifted left by 20 bits, so a restarted Store
-// starts above every version handed out before unless more than a million
-// collections a millisecond were created.
+// restarts too: versions follow the engine clock (which never goes
+// backwards and is persisted) shifted left by 20 bits, and Open starts
+// them one millisecond above the clock, so a restarted Store is above every
+// version handed out before unless more than a million collections a
+// millisecond were created.
 func (s *Store) newVersion() uint64 {
 	floor := uint64(s.db.Now()) << 20
 	for {
