@@ -157,16 +157,3 @@ func parseInt(b []byte) (int64, error) {
 	}
 	return v, nil
 }
-
-// FormatFloat formats f as Redis replies with it (INCRBYFLOAT, ZSCORE):
-// the shortest representation that reads back as f, without exponent for
-// ordinary magnitudes.
-func FormatFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "inf"
-	}
-	if math.IsInf(f, -1) {
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
