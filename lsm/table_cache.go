@@ -3,6 +3,7 @@ package lsm
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/thanos-io/objstore"
@@ -19,13 +20,13 @@ type tableCache struct {
 	bkt   objstore.Bucket
 	cache *sst.Cache
 
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	readers map[ulid.ULID]*tableEntry
 }
 
 type tableEntry struct {
 	once sync.Once
-	r    *sst.Reader
+	r    atomic.Pointer[sst.Reader] // set once opened: read without c.mu
 	err  error
 }
 
@@ -35,17 +36,29 @@ func newTableCache(bkt objstore.Bucket, cache *sst.Cache) *tableCache {
 
 // get returns the reader of t, opening it on first use. A failed open is not
 // remembered, so a transient storage error does not stick.
+//
+// Every SST lookup of every read comes here, so an open reader is found
+// under the read lock only.
 func (c *tableCache) get(ctx context.Context, t manifest.SST) (*sst.Reader, error) {
-	c.mu.Lock()
+	c.mu.RLock()
 	e, ok := c.readers[t.ID]
-	if !ok {
+	c.mu.RUnlock()
+	if ok {
+		if r := e.r.Load(); r != nil {
+			return r, nil
+		}
+	}
+	c.mu.Lock()
+	if e, ok = c.readers[t.ID]; !ok {
 		e = &tableEntry{}
 		c.readers[t.ID] = e
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
 		name := blob.SSTName(t.ID)
-		e.r, e.err = sst.OpenReader(ctx, sst.BucketObject(c.bkt, name), name, int64(t.Size), c.cache)
+		r, err := sst.OpenReader(ctx, sst.BucketObject(c.bkt, name), name, int64(t.Size), c.cache)
+		e.r.Store(r)
+		e.err = err
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -54,7 +67,7 @@ func (c *tableCache) get(ctx context.Context, t manifest.SST) (*sst.Reader, erro
 		}
 		c.mu.Unlock()
 	}
-	return e.r, e.err
+	return e.r.Load(), e.err
 }
 
 // retain drops readers of SSTs that man no longer lists.
