@@ -70,7 +70,7 @@ func (c *collection) elem(suffix []byte) []byte {
 
 // get reads an element row.
 func (c *collection) get(ctx context.Context, suffix []byte) ([]byte, bool, error) {
-	v, err := c.s.db.Get(ctx, c.elem(suffix))
+	v, err := c.s.get(ctx, c.elem(suffix))
 	if errors.Is(err, lsm.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -91,7 +91,7 @@ func (c *collection) finish(ctx context.Context, b *lsm.Batch) error {
 
 // scan calls fn for every element row (suffix, value) in order.
 func (c *collection) scan(ctx context.Context, fn func(suffix, value []byte) error) error {
-	it := c.s.db.NewIter(ctx, lsm.IterOptions{Prefix: c.prefix})
+	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: c.prefix})
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := fn(it.Key()[len(c.prefix):], it.Value()); err != nil {
 			it.Close()

@@ -18,7 +18,7 @@ func (c *collection) elementScan(ctx context.Context, tag, cursor []byte, match 
 		count = 10
 	}
 	prefix := c.elem(tag)
-	it := c.s.db.NewIter(ctx, lsm.IterOptions{Prefix: prefix})
+	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: prefix})
 	defer it.Close()
 	ok := it.First()
 	if cursor != nil {

@@ -111,7 +111,7 @@ func (s *Store) expireDB(ctx context.Context, db, batch int) (int, error) {
 
 // dueEntries returns up to batch expiry-index entries of gen due at now.
 func (s *Store) dueEntries(ctx context.Context, gen uint32, now int64, batch int) ([]dueEntry, error) {
-	it := s.db.NewIter(ctx, lsm.IterOptions{
+	it := s.newIter(ctx, lsm.IterOptions{
 		LowerBound: expiryPrefix(gen),
 		UpperBound: appendExpiryKey(nil, gen, now+1, nil),
 	})

@@ -14,7 +14,7 @@ import (
 // its index, so no system row is needed until the first flush.
 
 func (s *Store) loadGen(ctx context.Context, db int) (uint32, error) {
-	v, err := s.db.Get(ctx, systemGenKey(db))
+	v, err := s.get(ctx, systemGenKey(db))
 	if errors.Is(err, lsm.ErrNotFound) {
 		return uint32(db), nil
 	}
@@ -25,7 +25,7 @@ func (s *Store) loadGen(ctx context.Context, db int) (uint32, error) {
 }
 
 func (s *Store) maxGen(ctx context.Context) (uint32, error) {
-	v, err := s.db.Get(ctx, systemMaxGenKey())
+	v, err := s.get(ctx, systemMaxGenKey())
 	if errors.Is(err, lsm.ErrNotFound) {
 		return initialMaxGen, nil
 	}
@@ -52,8 +52,12 @@ func (s *Store) FlushAll(ctx context.Context) error {
 // Commands running meanwhile on the old generation finish there and are
 // lost with it, as if they ran before the flush.
 func (s *Store) flush(ctx context.Context, db int) error {
-	s.genMu.Lock()
-	defer s.genMu.Unlock()
+	if s.tx != nil {
+		s.tx.lockGens()
+	} else {
+		s.genMu.Lock()
+		defer s.genMu.Unlock()
+	}
 	top, err := s.maxGen(ctx)
 	if err != nil {
 		return err
@@ -73,7 +77,11 @@ func (s *Store) flush(ctx context.Context, db int) error {
 		return err
 	}
 	for i, g := range next {
-		s.gens[i].Store(g)
+		if s.tx != nil {
+			s.tx.gens[i] = g // published by Txn.Commit
+		} else {
+			s.gens[i].Store(g)
+		}
 	}
 	return nil
 }

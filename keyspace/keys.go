@@ -110,7 +110,7 @@ func (s *Store) Rename(ctx context.Context, db int, src, dst []byte, nx bool) (b
 func (s *Store) copyElements(ctx context.Context, b *lsm.Batch, kind byte, gen uint32, src []byte, version uint64, dst []byte, newVersion uint64) error {
 	from := elementPrefix(kind, gen, src, version)
 	to := elementPrefix(kind, gen, dst, newVersion)
-	it := s.db.NewIter(ctx, lsm.IterOptions{Prefix: from})
+	it := s.newIter(ctx, lsm.IterOptions{Prefix: from})
 	for ok := it.First(); ok; ok = it.Next() {
 		k := append(append([]byte{}, to...), it.Key()[len(from):]...)
 		b.Put(k, it.Value())
@@ -202,7 +202,7 @@ func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, c
 	}
 	gen := s.gen(db)
 	prefix := metaPrefix(gen)
-	it := s.db.NewIter(ctx, lsm.IterOptions{Prefix: prefix})
+	it := s.newIter(ctx, lsm.IterOptions{Prefix: prefix})
 	defer it.Close()
 	ok := it.First()
 	if cursor != nil {
@@ -246,7 +246,7 @@ func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
 	if err := checkDB(db); err != nil {
 		return 0, err
 	}
-	it := s.db.NewIter(ctx, lsm.IterOptions{Prefix: metaPrefix(s.gen(db))})
+	it := s.newIter(ctx, lsm.IterOptions{Prefix: metaPrefix(s.gen(db))})
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
 		n++
@@ -262,7 +262,7 @@ func (s *Store) RandomKey(ctx context.Context, db int) ([]byte, bool, error) {
 	}
 	gen := s.gen(db)
 	prefix := metaPrefix(gen)
-	it := s.db.NewIter(ctx, lsm.IterOptions{Prefix: prefix})
+	it := s.newIter(ctx, lsm.IterOptions{Prefix: prefix})
 	defer it.Close()
 	var probe [8]byte
 	for i := range probe {

@@ -179,7 +179,7 @@ func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int6
 	if start > stop {
 		return [][]byte{}, nil
 	}
-	it := s.db.NewIter(ctx, lsm.IterOptions{
+	it := s.newIter(ctx, lsm.IterOptions{
 		LowerBound: c.elem(posSuffix(c.meta.Head + uint64(start))),
 		UpperBound: c.elem(posSuffix(c.meta.Head + uint64(stop) + 1)),
 	})

@@ -36,8 +36,15 @@ func (o *Options) ensureDefaults() {
 	}
 }
 
-// Store is the Redis data model over one engine.
+// Store is the Redis data model over one engine. A Store from Txn.Store
+// runs commands inside a transaction; every other Store is the plain one.
 type Store struct {
+	*shared
+	tx *Txn // nil outside a transaction
+}
+
+// shared is the state every view of one Store shares.
+type shared struct {
 	db      *lsm.DB
 	opts    Options
 	locks   []sync.Mutex
@@ -52,7 +59,7 @@ type Store struct {
 // Open loads the generation of every database and returns a Store.
 func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
 	opts.ensureDefaults()
-	s := &Store{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes), seed: maphash.MakeSeed()}
+	s := &Store{shared: &shared{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes), seed: maphash.MakeSeed()}}
 	// Start above every version handed out before a restart, even one in
 	// this same millisecond: those are at most (their tick << 20) + count,
 	// and every tick of a durable write is <= the engine clock now.
@@ -67,8 +74,32 @@ func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// gen returns the current generation of database i.
-func (s *Store) gen(i int) uint32 { return s.gens[i].Load() }
+// gen returns the current generation of database i (as the transaction
+// would leave it, inside one).
+func (s *Store) gen(i int) uint32 {
+	if s.tx != nil {
+		if g, ok := s.tx.gens[i]; ok {
+			return g
+		}
+	}
+	return s.gens[i].Load()
+}
+
+// get reads key from the engine, through the transaction inside one.
+func (s *Store) get(ctx context.Context, key []byte) ([]byte, error) {
+	if s.tx != nil {
+		return s.tx.ib.Get(ctx, key)
+	}
+	return s.db.Get(ctx, key)
+}
+
+// newIter iterates the engine, through the transaction inside one.
+func (s *Store) newIter(ctx context.Context, o lsm.IterOptions) *lsm.Iterator {
+	if s.tx != nil {
+		return s.tx.ib.NewIter(ctx, o)
+	}
+	return s.db.NewIter(ctx, o)
+}
 
 func checkDB(db int) error {
 	if db < 0 || db >= NumDBs {
@@ -104,8 +135,13 @@ func (s *Store) stripe(db int, key []byte) int {
 }
 
 // lock takes the stripes of keys in ascending order (so multi-key commands
-// cannot deadlock) and returns the unlock function.
+// cannot deadlock) and returns the unlock function. Inside a transaction
+// the stripes are the transaction's, held until it commits.
 func (s *Store) lock(db int, keys ...[]byte) func() {
+	if s.tx != nil {
+		s.tx.lock(db, keys...)
+		return func() {}
+	}
 	idx := make([]int, len(keys))
 	for i, k := range keys {
 		idx[i] = s.stripe(db, k)
@@ -123,9 +159,13 @@ func (s *Store) lock(db int, keys ...[]byte) func() {
 }
 
 // commit writes b as one atomic batch and, unless Async, waits until it is
-// durable.
+// durable. Inside a transaction b joins the transaction's batch.
 func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
 	if b.Len() == 0 {
+		return nil
+	}
+	if s.tx != nil {
+		s.tx.ib.Apply(b)
 		return nil
 	}
 	h, err := s.db.Write(ctx, b)
@@ -142,7 +182,7 @@ func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
 // metadata row once its expiry passed (the row carries the key's
 // expire_at), so an expired key reads as absent here and everywhere.
 func (s *Store) getMeta(ctx context.Context, gen uint32, key []byte) (Meta, bool, error) {
-	v, err := s.db.Get(ctx, appendMetaKey(nil, gen, key))
+	v, err := s.get(ctx, appendMetaKey(nil, gen, key))
 	if errors.Is(err, lsm.ErrNotFound) {
 		return Meta{}, false, nil
 	}

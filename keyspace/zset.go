@@ -191,7 +191,7 @@ func (s *Store) ZScore(ctx context.Context, db int, key, member []byte) (float64
 // or above lo, until fn returns false.
 func (c *collection) byScore(ctx context.Context, lo float64, fn func(ZMember) bool) error {
 	sp := c.elem([]byte{zsetScoreTag})
-	it := c.s.db.NewIter(ctx, lsm.IterOptions{Prefix: sp})
+	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: sp})
 	ok := it.First()
 	if !math.IsInf(lo, -1) {
 		ok = it.SeekGE(c.elem(scoreSuffix(canonicalScore(lo), nil)))

@@ -35,6 +35,12 @@ var _ sst.Iterator = (*Iterator)(nil)
 
 // NewIter returns an unpositioned iterator over a consistent view of the DB.
 func (db *DB) NewIter(ctx context.Context, o IterOptions) *Iterator {
+	return db.newIter(ctx, o, nil)
+}
+
+// newIter is NewIter with the rows of an IndexedBatch (own, may be nil)
+// merged above everything else.
+func (db *DB) newIter(ctx context.Context, o IterOptions, own *memtable) *Iterator {
 	lower, upper := o.LowerBound, o.UpperBound
 	if o.Prefix != nil {
 		lower, upper = o.Prefix, prefixSuccessor(o.Prefix)
@@ -42,6 +48,9 @@ func (db *DB) NewIter(ctx context.Context, o IterOptions) *Iterator {
 	seq := db.visibleSeq.Load()
 	rs := db.state.Load()
 	children := []sst.Iterator{rs.mem.newIter(lower, upper)}
+	if own != nil {
+		children = append(children, own.newIter(lower, upper))
+	}
 	for _, m := range rs.imm {
 		children = append(children, m.newIter(lower, upper))
 	}
@@ -107,7 +116,7 @@ func (it *Iterator) settle(ok bool) bool {
 	it.valid = false
 	for ok {
 		r := it.merged.Row()
-		if r.Seq > it.seq {
+		if r.Seq > it.seq && r.Seq < batchSeqBase {
 			ok = it.merged.Next() // written after the iterator was made
 			continue
 		}
