@@ -6,7 +6,11 @@ package keyspace
 //
 // Like Redis's matcher, an empty string matches only the empty pattern
 // (SCAN's and KEYS's "*" shortcut, which the caller applies, aside).
-func globMatch(p string, s []byte) bool {
+func globMatch(p string, s []byte) bool { return MatchPattern(p, s) }
+
+// MatchPattern reports whether s matches the glob-style pattern p, as
+// Redis matches KEYS, SCAN MATCH and PSUBSCRIBE patterns.
+func MatchPattern(p string, s []byte) bool {
 	if len(s) == 0 {
 		return len(p) == 0
 	}

@@ -203,6 +203,14 @@ func (h *WriteHandle) Durable(ctx context.Context) error {
 	return err
 }
 
+// LastWrite returns the handle of the newest write applied so far. Its
+// Durable returns once every write applied before the call is durable
+// (the WAL acknowledges in order), which lets a server send a pipeline's
+// replies after one wait.
+func (db *DB) LastWrite() *WriteHandle {
+	return &WriteHandle{db: db, seq: db.visibleSeq.Load()}
+}
+
 // Write applies b atomically. The batch is visible to reads when Write
 // returns and durable once the handle's Durable returns nil. b may be reused
 // after Write returns.

@@ -1,0 +1,250 @@
+package resp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// maxPending bounds the pub/sub messages and MONITOR lines queued for one
+// client that does not read them (Redis's client-output-buffer-limit for
+// pubsub clients is 32 MB); past it the client is closed.
+const maxPending = 32 << 20
+
+// writeTimeout bounds one write to a client's socket.
+const writeTimeout = 30 * time.Second
+
+// client is one connection. Its goroutine reads a pipeline of commands,
+// runs them, and writes their replies; other goroutines only queue
+// pub/sub messages and MONITOR lines (pending) and read the info fields.
+type client struct {
+	s       *Server
+	id      uint64
+	nc      net.Conn
+	lr      *limitReader
+	rd      *redcon.Reader
+	addr    string
+	laddr   string
+	created time.Time
+
+	ctx    context.Context // canceled when the client is killed
+	cancel context.CancelFunc
+
+	// wmu is held by whoever writes to the socket: the client's goroutine
+	// for a whole pipeline, or a publisher that finds it free.
+	wmu sync.Mutex
+	out []byte // replies of the current pipeline
+
+	pmu     sync.Mutex
+	pending []byte // messages queued by other clients
+
+	// Read by CLIENT LIST from other goroutines.
+	info struct {
+		sync.Mutex
+		name    string
+		lastCmd string
+		db      int
+		flags   string
+	}
+	lastActive atomic.Int64 // unix nanoseconds
+	killed     atomic.Bool
+
+	// Owned by the client's goroutine.
+	db      int
+	authed  bool
+	multi   *multiState
+	watched []watchedKey
+	dirty   atomic.Bool // a watched key changed (set by other clients)
+	subs    map[string]bool
+	psubs   map[string]bool
+	monitor bool
+	quit    bool
+	libName string
+	libVer  string
+
+	// Durability of the current pipeline: the offset in out of the first
+	// reply to a write, and how many replies follow from there.
+	wrote     bool
+	writeMark int
+	afterMark int
+}
+
+func newClient(s *Server, nc net.Conn, cfg Config) *client {
+	c := &client{
+		s: s, id: s.nextID.Add(1), nc: nc,
+		addr: nc.RemoteAddr().String(), laddr: nc.LocalAddr().String(),
+		created: time.Now(), authed: cfg.RequirePass == "",
+	}
+	c.lr = newLimitReader(nc, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
+	c.rd = redcon.NewReader(c.lr)
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.lastActive.Store(time.Now().UnixNano())
+	return c
+}
+
+// serve is the client's goroutine.
+func (c *client) serve() {
+	defer c.close()
+	for {
+		cmds, err := c.rd.ReadCommands()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		c.lastActive.Store(time.Now().UnixNano())
+		c.wmu.Lock()
+		for _, cmd := range cmds {
+			c.s.stats.netIn.Add(uint64(len(cmd.Raw)))
+			c.execute(cmd.Args)
+			if c.quit || c.killed.Load() {
+				break
+			}
+		}
+		err = c.flushLocked()
+		c.wmu.Unlock()
+		c.drainPending()
+		if err != nil || c.quit || c.killed.Load() {
+			return
+		}
+	}
+}
+
+// readFailed answers a protocol error with Redis's text before the
+// connection closes; a closed connection needs no answer.
+func (c *client) readFailed(err error) {
+	msg := ""
+	var pe *protocolError
+	switch {
+	case errors.As(err, &pe):
+		msg = pe.msg
+	case strings.HasPrefix(err.Error(), "Protocol error"):
+		msg = "ERR " + err.Error()
+	}
+	if msg == "" {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.out = redcon.AppendError(c.out[:0], msg)
+	c.flushLocked()
+}
+
+// flushLocked sends the pipeline's replies: under appendfsync always, only
+// after every write the client made is durable. If that fails, the replies
+// from the first write on become the error: nothing not durable is
+// acknowledged.
+// REQUIRES: c.wmu held.
+func (c *client) flushLocked() error {
+	if c.wrote && c.s.config().AppendFsync == "always" {
+		if err := c.s.db.LastWrite().Durable(c.s.ctxForDurable()); err != nil {
+			msg := errorText(err)
+			c.out = c.out[:c.writeMark]
+			for range c.afterMark {
+				c.out = redcon.AppendError(c.out, msg)
+			}
+		}
+	}
+	c.wrote, c.afterMark = false, 0
+	if len(c.out) == 0 {
+		return nil
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.nc.Write(c.out)
+	c.s.stats.netOut.Add(uint64(len(c.out)))
+	if cap(c.out) > 1<<20 {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+	return err
+}
+
+// ctxForDurable is the context of durability waits: not canceled by
+// shutdown, which flushes the WAL before closing the engine.
+func (s *Server) ctxForDurable() context.Context { return context.Background() }
+
+// push queues a message for the client (pub/sub, MONITOR) and sends it
+// now unless the client's goroutine is writing, in which case that
+// goroutine sends it after its replies.
+func (c *client) push(msg []byte) {
+	c.pmu.Lock()
+	if len(c.pending)+len(msg) > maxPending {
+		c.pmu.Unlock()
+		c.s.log.Warn("closing client over its pub/sub output limit", "id", c.id, "addr", c.addr)
+		c.kill()
+		return
+	}
+	c.pending = append(c.pending, msg...)
+	c.pmu.Unlock()
+	c.drainPending()
+}
+
+// drainPending writes queued messages whenever nobody else is writing.
+// Both the client's goroutine and publishers call it after releasing
+// wmu, so a message queued while wmu was held is never left behind.
+func (c *client) drainPending() {
+	for {
+		c.pmu.Lock()
+		empty := len(c.pending) == 0
+		c.pmu.Unlock()
+		if empty || !c.wmu.TryLock() {
+			return
+		}
+		c.writePendingLocked()
+		c.wmu.Unlock()
+	}
+}
+
+// REQUIRES: c.wmu held.
+func (c *client) writePendingLocked() {
+	c.pmu.Lock()
+	msg := c.pending
+	c.pending = nil
+	c.pmu.Unlock()
+	if len(msg) == 0 || c.killed.Load() {
+		return
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := c.nc.Write(msg); err != nil {
+		c.kill()
+	}
+	c.s.stats.netOut.Add(uint64(len(msg)))
+}
+
+// kill closes the client from any goroutine (CLIENT KILL, limits).
+func (c *client) kill() {
+	c.killed.Store(true)
+	c.cancel()
+	c.stopReading()
+}
+
+// stopReading makes the client's goroutine stop after the pipeline it is
+// running.
+func (c *client) stopReading() {
+	c.nc.SetReadDeadline(time.Unix(1, 0))
+}
+
+func (c *client) close() {
+	c.cancel()
+	c.unwatchAll()
+	c.s.pubsub.unsubscribeAll(c)
+	if c.monitor {
+		c.s.monitors.remove(c)
+	}
+	c.nc.Close()
+	c.s.removeClient(c)
+}
+
+// setInfo updates the fields CLIENT LIST shows.
+func (c *client) setInfo(cmd string) {
+	c.info.Lock()
+	c.info.lastCmd = cmd
+	c.info.db = c.db
+	c.info.Unlock()
+}

@@ -1,0 +1,197 @@
+package resp
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stratakv/strata/keyspace"
+)
+
+// configParam is one setting CONFIG GET shows and, unless immutable,
+// CONFIG SET changes.
+type configParam struct {
+	name string
+	get  func(s *Server) string
+	set  func(s *Server, v string) error // nil: immutable
+}
+
+var configParams = []configParam{
+	{name: "port", get: func(s *Server) string { return strconv.Itoa(s.config().Port) }},
+	{name: "bind", get: func(s *Server) string { return s.config().Bind }},
+	{name: "dir", get: func(s *Server) string { return s.config().Dir }},
+	{name: "databases", get: func(*Server) string { return strconv.Itoa(keyspace.NumDBs) }},
+	{name: "appendonly", get: func(*Server) string { return "yes" }},
+	{name: "save", get: func(*Server) string { return "" }},
+	{name: "maxmemory", get: func(*Server) string { return "0" }},
+	{name: "maxmemory-policy", get: func(*Server) string { return "noeviction" }},
+	{name: "timeout", get: func(*Server) string { return "0" }},
+	{name: "tcp-keepalive", get: func(*Server) string { return "300" }},
+	{name: "requirepass",
+		get: func(s *Server) string { return s.config().RequirePass },
+		set: func(s *Server, v string) error { s.updateConfig(func(c *Config) { c.RequirePass = v }); return nil }},
+	{name: "maxclients",
+		get: func(s *Server) string { return strconv.Itoa(s.config().MaxClients) },
+		set: func(s *Server, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("argument must be between 1 and 2147483647 inclusive")
+			}
+			s.updateConfig(func(c *Config) { c.MaxClients = n })
+			return nil
+		}},
+	{name: "appendfsync",
+		get: func(s *Server) string { return s.config().AppendFsync },
+		set: func(s *Server, v string) error {
+			v = strings.ToLower(v)
+			if v != "always" && v != "everysec" {
+				return fmt.Errorf("argument(s) must be one of the following: always, everysec")
+			}
+			s.updateConfig(func(c *Config) { c.AppendFsync = v })
+			return nil
+		}},
+	{name: "proto-max-bulk-len",
+		get: func(s *Server) string { return strconv.FormatInt(s.config().ProtoMaxBulkLen, 10) },
+		set: func(s *Server, v string) error {
+			n, err := parseMemory(v)
+			if err != nil || n < 1<<20 {
+				return fmt.Errorf("argument must be a memory value of at least 1mb")
+			}
+			s.updateConfig(func(c *Config) { c.ProtoMaxBulkLen = n })
+			return nil
+		}},
+	{name: "client-query-buffer-limit",
+		get: func(s *Server) string { return strconv.FormatInt(s.config().ClientQueryBufferLimit, 10) },
+		set: func(s *Server, v string) error {
+			n, err := parseMemory(v)
+			if err != nil || n < 1<<20 {
+				return fmt.Errorf("argument must be a memory value of at least 1mb")
+			}
+			s.updateConfig(func(c *Config) { c.ClientQueryBufferLimit = n })
+			return nil
+		}},
+	{name: "slowlog-log-slower-than",
+		get: func(s *Server) string { return strconv.FormatInt(s.slowlog.threshold.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
+			}
+			s.slowlog.threshold.Store(n)
+			return nil
+		}},
+	{name: "slowlog-max-len",
+		get: func(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen.Load(), 10) },
+		set: func(s *Server, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("argument must be between 0 and 9223372036854775807 inclusive")
+			}
+			s.slowlog.maxLen.Store(n)
+			return nil
+		}},
+}
+
+func (s *Server) updateConfig(fn func(*Config)) {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	fn(&s.cfg)
+}
+
+// parseMemory parses a Redis memory value: 1024, 1k, 1kb, 1m, 1mb, 1g, 1gb.
+func parseMemory(v string) (int64, error) {
+	v = strings.ToLower(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad memory value")
+	}
+	return n * mult, nil
+}
+
+func cmdConfig(c *call) {
+	switch sub := strings.ToLower(c.argStr(1)); {
+	case sub == "get" && c.nargs() >= 3:
+		var out [][]byte
+		for _, p := range configParams {
+			for _, pat := range c.args[2:] {
+				if keyspace.MatchPattern(strings.ToLower(string(pat)), []byte(p.name)) {
+					out = append(out, []byte(p.name), []byte(p.get(c.s)))
+					break
+				}
+			}
+		}
+		c.bulks(out)
+	case sub == "set" && c.nargs() >= 4 && c.nargs()%2 == 0:
+		c.configSet()
+	case sub == "resetstat" && c.nargs() == 2:
+		c.s.resetStats()
+		c.ok()
+	case sub == "rewrite" && c.nargs() == 2:
+		c.errorf("ERR The server is running without a config file")
+	case sub == "help" && c.nargs() == 2:
+		c.helpReply("CONFIG", "GET <pattern>", "SET <directive> <value>", "RESETSTAT", "REWRITE")
+	default:
+		if sub == "get" || sub == "set" || sub == "resetstat" || sub == "rewrite" {
+			c.errorf(errArity("config|" + sub))
+			return
+		}
+		c.errorf(errUnknownSubcommand("config", c.argStr(1)))
+	}
+}
+
+// configSet applies every pair or none: all are checked first.
+func (c *call) configSet() {
+	type change struct {
+		p configParam
+		v string
+	}
+	var changes []change
+	for i := 2; i+1 < c.nargs(); i += 2 {
+		name := strings.ToLower(c.argStr(i))
+		idx := slices.IndexFunc(configParams, func(p configParam) bool { return p.name == name })
+		if idx < 0 {
+			c.errorf(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", clip(c.argStr(i))))
+			return
+		}
+		p := configParams[idx]
+		if p.set == nil {
+			c.errorf(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name))
+			return
+		}
+		changes = append(changes, change{p, c.argStr(i + 1)})
+	}
+	for _, ch := range changes {
+		if err := ch.p.set(c.s, ch.v); err != nil {
+			c.errorf(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", ch.p.name, err))
+			return
+		}
+	}
+	c.ok()
+}
+
+func (s *Server) resetStats() {
+	s.stats.commands.Store(0)
+	s.stats.connections.Store(0)
+	s.stats.rejected.Store(0)
+	s.stats.netIn.Store(0)
+	s.stats.netOut.Store(0)
+	s.stats.keyspaceHit.Store(0)
+	s.stats.keyspaceMis.Store(0)
+	for i := range s.cmdStats {
+		s.cmdStats[i].calls.Store(0)
+		s.cmdStats[i].usec.Store(0)
+		s.cmdStats[i].failed.Store(0)
+		s.cmdStats[i].rejected.Store(0)
+	}
+}

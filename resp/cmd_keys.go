@@ -1,0 +1,3 @@
+package resp
+
+var keyCommands = []*command{}

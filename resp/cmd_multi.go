@@ -1,0 +1,165 @@
+package resp
+
+import (
+	"context"
+	"slices"
+
+	"github.com/stratakv/strata/keyspace"
+)
+
+// multiState is an open MULTI: the commands queued for EXEC.
+type multiState struct {
+	cmds   []queued
+	failed bool // a command was refused while queueing: EXEC aborts
+}
+
+type queued struct {
+	cmd  *command
+	args [][]byte
+}
+
+func (m *multiState) queue(cmd *command, args [][]byte) {
+	// redcon's arguments are slices of a copy of the request made for
+	// each command, so they can be kept.
+	m.cmds = append(m.cmds, queued{cmd, args})
+}
+
+var transactionCommands = []*command{
+	{name: "multi", arity: 1, flags: flagNoMulti | flagFast, handler: cmdMulti, group: "transactions",
+		summary: "Starts a transaction."},
+	{name: "exec", arity: 1, flags: flagNoMulti, handler: cmdExec, group: "transactions",
+		summary: "Executes all commands in a transaction."},
+	{name: "discard", arity: 1, flags: flagNoMulti | flagFast, handler: cmdDiscard, group: "transactions",
+		summary: "Discards a transaction."},
+	{name: "watch", arity: -2, flags: flagNoMulti | flagFast, first: 1, last: -1, step: 1, handler: cmdWatch,
+		group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction."},
+	{name: "unwatch", arity: 1, flags: flagFast, handler: cmdUnwatch, group: "transactions",
+		summary: "Forgets about watched keys of a transaction."},
+}
+
+func cmdMulti(c *call) {
+	if c.cl.multi != nil {
+		c.errorf(msgNestedMulti)
+		return
+	}
+	c.cl.multi = &multiState{}
+	c.ok()
+}
+
+func cmdDiscard(c *call) {
+	if c.cl.multi == nil {
+		c.errorf(msgDiscardNoMulti)
+		return
+	}
+	c.cl.multi = nil
+	c.cl.unwatchAll()
+	c.ok()
+}
+
+func cmdWatch(c *call) {
+	if c.cl.multi != nil {
+		c.errorf(msgWatchInMulti)
+		return
+	}
+	for _, k := range c.args[1:] {
+		dk := dbKey{c.db, string(k)}
+		if slices.ContainsFunc(c.cl.watched, func(w watchedKey) bool { return w.dbKey == dk }) {
+			continue
+		}
+		ttl, err := c.st.PTTL(c.ctx, c.db, k)
+		if c.fail(err) {
+			return
+		}
+		c.cl.watched = append(c.cl.watched, watchedKey{dbKey: dk, hadTTL: ttl >= 0})
+		c.s.watch.add(c.cl, dk)
+	}
+	c.ok()
+}
+
+func cmdUnwatch(c *call) {
+	c.cl.unwatchAll()
+	c.ok()
+}
+
+// cmdExec runs the queued commands as one transaction: under the lock
+// stripes of all their keys, reading each other's changes, committed as
+// one batch. A watched key that changed (or expired) since WATCH makes it
+// reply null and run nothing.
+func cmdExec(c *call) {
+	cl := c.cl
+	m := cl.multi
+	if m == nil {
+		c.errorf(msgExecNoMulti)
+		return
+	}
+	cl.multi = nil
+	defer cl.unwatchAll()
+	if m.failed {
+		c.errorf(msgExecAbort)
+		return
+	}
+	if cl.dirty.Load() || c.watchedExpired() {
+		c.nullArray()
+		return
+	}
+	// The keys of every command, in the database each will run in (a
+	// queued SELECT moves the ones after it).
+	var keys []keyspace.DBKey
+	var touched []dbKeys
+	db := cl.db
+	hasWrite := false
+	for _, q := range m.cmds {
+		ks := q.cmd.keysOf(q.args)
+		for _, k := range ks {
+			keys = append(keys, keyspace.DBKey{DB: db, Key: k})
+		}
+		if q.cmd.flags&flagWrite != 0 {
+			hasWrite = true
+			touched = append(touched, dbKeys{db, ks})
+		}
+		if q.cmd.name == "select" {
+			if n, ok := parseInt(q.args[1]); ok && n >= 0 && n < keyspace.NumDBs {
+				db = int(n)
+			}
+		}
+	}
+	if hasWrite && !cl.wrote {
+		cl.wrote = true
+		cl.writeMark = len(cl.out)
+	}
+	mark := len(cl.out)
+	tx := c.st.Begin(keys)
+	c.array(len(m.cmds))
+	for _, q := range m.cmds {
+		cl.run(q.cmd, q.args, tx.Store(), true)
+	}
+	if err := tx.Commit(context.Background()); err != nil {
+		cl.out = cl.out[:mark]
+		c.fail(err)
+		return
+	}
+	for _, t := range touched {
+		c.s.watch.touch(t.db, t.keys)
+		c.s.blocked.signal(t.db, t.keys)
+	}
+}
+
+type dbKeys struct {
+	db   int
+	keys [][]byte
+}
+
+// watchedExpired reports whether a watched key that had an expiry at
+// WATCH is gone now: Redis counts expiry as a change.
+func (c *call) watchedExpired() bool {
+	for _, w := range c.cl.watched {
+		if !w.hadTTL {
+			continue
+		}
+		n, err := c.s.store.Exists(c.ctx, w.db, []byte(w.key))
+		if err == nil && n == 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,24 @@
+// Package resp is Strata's Redis front end: a RESP server over redcon's
+// protocol reader, a command table, and the handlers that turn commands
+// into keyspace calls.
+//
+// Invariants:
+//
+//  1. Every command is a row of the command table (name, arity, flags, key
+//     positions, handler). The dispatcher alone checks existence, arity,
+//     authentication, MULTI queueing and subscriber mode, with Redis's own
+//     error texts (errors.go); handlers only parse their options.
+//  2. Under appendfsync always (the default) no reply to a write command
+//     leaves the server before the write is durable: a connection buffers a
+//     pipeline's replies and sends them after one wait for the newest
+//     write it made (the WAL acknowledges in order). If that wait fails,
+//     the replies from the first write on are replaced by errors.
+//  3. A command's changes are one engine batch; EXEC's are one batch for
+//     the whole transaction, and no other client sees part of it.
+//  4. A client over a limit (bulk length, multibulk length, inline size,
+//     query buffer, clients) gets Redis's error and is closed; every other
+//     client is unaffected.
+//  5. Blocked clients (BLPOP and friends) are woken by the writes to the
+//     keys they wait on, in the order they blocked, and a client that went
+//     away while blocked takes nothing from the list.
+package resp

@@ -1,0 +1,195 @@
+package resp
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stratakv/strata/keyspace"
+)
+
+// defaultSections are INFO's sections without an argument, in Redis's
+// order; "all" adds commandstats, "everything" too.
+var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "keyspace", "strata"}
+
+func cmdInfo(c *call) {
+	want := map[string]bool{}
+	for _, a := range c.args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := want["all"] || want["everything"]
+	def := len(want) == 0 || want["default"]
+	var b strings.Builder
+	for _, sec := range append(slices.Clone(defaultSections), "commandstats") {
+		if !(all || want[sec] || def && sec != "commandstats") {
+			continue
+		}
+		fields := c.s.infoSection(c, sec)
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		fmt.Fprintf(&b, "# %s\r\n", strings.ToUpper(sec[:1])+sec[1:])
+		for _, f := range fields {
+			fmt.Fprintf(&b, "%s:%s\r\n", f[0], f[1])
+		}
+	}
+	if cfg := c.s.config(); cfg.Extra != nil && (all || def || want["strata"]) {
+		// Sections the binary adds (the compactor's, when in process).
+		for _, sec := range cfg.Extra() {
+			if b.Len() > 0 {
+				b.WriteString("\r\n")
+			}
+			fmt.Fprintf(&b, "# %s\r\n", sec.Name)
+			for _, f := range sec.Fields {
+				fmt.Fprintf(&b, "%s:%s\r\n", f[0], f[1])
+			}
+		}
+	}
+	c.bulkString(b.String())
+}
+
+func (s *Server) infoSection(c *call, sec string) [][2]string {
+	kv := func(pairs ...any) [][2]string {
+		out := make([][2]string, 0, len(pairs)/2)
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out = append(out, [2]string{fmt.Sprint(pairs[i]), fmt.Sprint(pairs[i+1])})
+		}
+		return out
+	}
+	cfg := s.config()
+	switch sec {
+	case "server":
+		up := time.Since(s.started)
+		return kv("redis_version", redisVersion, "strata_version", Version, "redis_mode", "standalone",
+			"os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", 64, "go_version", runtime.Version(),
+			"process_id", os.Getpid(), "tcp_port", cfg.Port,
+			"server_time_usec", time.Now().UnixMicro(), "uptime_in_seconds", int64(up.Seconds()),
+			"uptime_in_days", int64(up.Hours()/24), "executable", executable(), "config_file", "")
+	case "clients":
+		s.mu.Lock()
+		n := len(s.clients)
+		s.mu.Unlock()
+		return kv("connected_clients", n, "maxclients", cfg.MaxClients, "blocked_clients", s.blocked.n.Load(),
+			"pubsub_clients", s.pubsubClients(), "watching_clients", s.watch.n.Load())
+	case "memory":
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return kv("used_memory", m.HeapAlloc, "used_memory_human", humanBytes(m.HeapAlloc),
+			"used_memory_rss", m.Sys, "used_memory_rss_human", humanBytes(m.Sys),
+			"used_memory_peak", m.HeapSys, "maxmemory", 0, "maxmemory_policy", "noeviction",
+			"mem_allocator", "go")
+	case "persistence":
+		mt := s.db.Metrics()
+		return kv("loading", 0, "rdb_changes_since_last_save", 0, "rdb_bgsave_in_progress", 0,
+			"rdb_last_save_time", s.lastSave.Load(), "rdb_last_bgsave_status", "ok",
+			"aof_enabled", 1, "aof_rewrite_in_progress", 0, "aof_last_write_status", "ok",
+			"appendfsync", cfg.AppendFsync, "memtable_flushes", mt.Flushes)
+	case "stats":
+		return kv("total_connections_received", s.stats.connections.Load(),
+			"total_commands_processed", s.stats.commands.Load(),
+			"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
+			"rejected_connections", s.stats.rejected.Load(), "expired_keys", s.store.Expired(),
+			"evicted_keys", 0, "keyspace_hits", s.stats.keyspaceHit.Load(),
+			"keyspace_misses", s.stats.keyspaceMis.Load(), "pubsub_channels", s.pubsubChannels(),
+			"pubsub_patterns", s.pubsubPatterns())
+	case "replication":
+		return kv("role", "master", "connected_slaves", 0)
+	case "cpu":
+		return kv("used_cpu_sys", "0.000000", "used_cpu_user", "0.000000")
+	case "keyspace":
+		var out [][2]string
+		for db := range keyspace.NumDBs {
+			keys, expires, err := s.store.KeyStats(c.ctx, db)
+			if err != nil || keys == 0 {
+				continue
+			}
+			out = append(out, [2]string{fmt.Sprintf("db%d", db), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, expires)})
+		}
+		return out
+	case "strata":
+		mt := s.db.Metrics()
+		os := mt.ObjectStore
+		return kv("bucket", cfg.Bucket, "lsm_memtable_bytes", mt.MemtableBytes,
+			"lsm_immutable_memtables", mt.ImmutableMemtables, "lsm_l0_ssts", mt.L0SSTs,
+			"lsm_sorted_runs", mt.SortedRuns, "lsm_ssts", mt.SSTs, "lsm_sst_bytes", mt.SSTBytes,
+			"lsm_flushes", mt.Flushes, "lsm_write_stalls", mt.WriteStalls,
+			"lsm_write_slowdowns", mt.WriteSlowdowns, "lsm_last_seq", mt.LastSeq,
+			"lsm_durable_seq", mt.DurableSeq, "lsm_manifest_id", mt.ManifestID,
+			"lsm_writer_epoch", mt.WriterEpoch, "wal_objects", mt.WAL.Objects, "wal_bytes", mt.WAL.Bytes,
+			"wal_batches", mt.WAL.Batches, "block_cache_hits", mt.BlockCache.Hits,
+			"block_cache_misses", mt.BlockCache.Misses, "block_cache_bytes", mt.BlockCache.Bytes,
+			"objstore_get", os.Get, "objstore_get_range", os.GetRange, "objstore_upload", os.Upload,
+			"objstore_delete", os.Delete, "objstore_iter", os.Iter, "objstore_exists", os.Exists)
+	case "commandstats":
+		var out [][2]string
+		for _, cmd := range commandList {
+			st := &s.cmdStats[cmd.id]
+			calls := st.calls.Load()
+			if calls == 0 && st.rejected.Load() == 0 {
+				continue
+			}
+			usec := st.usec.Load()
+			per := 0.0
+			if calls > 0 {
+				per = float64(usec) / float64(calls)
+			}
+			out = append(out, [2]string{"cmdstat_" + cmd.name,
+				fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+					calls, usec, per, st.rejected.Load(), st.failed.Load())})
+		}
+		return out
+	}
+	return nil
+}
+
+// Version is Strata's version, set by the binary from its build info.
+var Version = "(devel)"
+
+func executable() string {
+	p, _ := os.Executable()
+	return p
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func (s *Server) pubsubChannels() int {
+	s.pubsub.mu.RLock()
+	defer s.pubsub.mu.RUnlock()
+	return len(s.pubsub.channels)
+}
+
+func (s *Server) pubsubPatterns() int {
+	s.pubsub.mu.RLock()
+	defer s.pubsub.mu.RUnlock()
+	return len(s.pubsub.patterns)
+}
+
+func (s *Server) pubsubClients() int {
+	s.pubsub.mu.RLock()
+	defer s.pubsub.mu.RUnlock()
+	seen := map[*client]bool{}
+	for _, m := range s.pubsub.channels {
+		for c := range m {
+			seen[c] = true
+		}
+	}
+	for _, m := range s.pubsub.patterns {
+		for c := range m {
+			seen[c] = true
+		}
+	}
+	return len(seen)
+}

@@ -1,0 +1,249 @@
+package resp
+
+import "io"
+
+// Limits of the protocol reader, as redis-server has them.
+const (
+	maxMultibulkLen = 1024 * 1024 // arguments of one command
+	maxInlineSize   = 64 * 1024   // bytes of one inline command
+	maxHeaderLine   = 64 * 1024
+)
+
+// protocolError is a request the server refuses before parsing it. msg,
+// when set, is sent to the client before the connection is closed.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+// limitReader sits between a connection and redcon's reader and enforces
+// the limits redcon lacks: it follows the RESP framing of the byte stream
+// (without copying bulk payloads aside) to refuse a bulk longer than
+// proto-max-bulk-len, too many arguments, an oversized inline command or a
+// command larger than the query buffer limit, before redcon buffers it.
+// It also drops the empty multibulks `*0` and `*-1`, which Redis ignores
+// and redcon rejects.
+//
+// The bytes before a refused frame are returned first, so the commands
+// that preceded it run; the error comes with the next Read.
+type limitReader struct {
+	r        io.Reader
+	maxBulk  int64
+	maxQuery int64
+
+	buf     []byte
+	out     []byte // scanned bytes not yet returned
+	held    []byte // an array header line, emitted once complete and valid
+	pending []byte // bytes read ahead by a blocked client's watcher
+	err     error
+
+	state    int
+	line     int   // length of the header/inline line so far
+	num      int64 // the number being parsed from a header line
+	neg      bool
+	digits   int
+	bad      bool
+	left     int64 // bulk bytes (with CRLF) left
+	args     int64 // bulks left in the current multibulk
+	cmdBytes int64
+}
+
+const (
+	stFrame = iota
+	stArrayHeader
+	stBulkStart
+	stBulkHeader
+	stBulkBody
+	stInline
+	stBroken // framing lost: redcon reports the error
+)
+
+func newLimitReader(r io.Reader, maxBulk, maxQuery int64) *limitReader {
+	return &limitReader{r: r, maxBulk: maxBulk, maxQuery: maxQuery, buf: make([]byte, 16<<10)}
+}
+
+// unread puts bytes back in front of the stream.
+func (l *limitReader) unread(b []byte) {
+	l.pending = append(b, l.pending...)
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	for {
+		if len(l.out) > 0 {
+			n := copy(p, l.out)
+			l.out = l.out[n:]
+			return n, nil
+		}
+		if l.err != nil {
+			return 0, l.err
+		}
+		var n int
+		var err error
+		if len(l.pending) > 0 {
+			n = copy(l.buf, l.pending)
+			l.pending = l.pending[n:]
+		} else {
+			n, err = l.r.Read(l.buf)
+		}
+		l.out = l.scan(l.buf[:n], l.out[:0])
+		if err != nil {
+			l.err = err
+		}
+	}
+}
+
+// scan follows the framing through b, appending what passes to out.
+func (l *limitReader) scan(b []byte, out []byte) []byte {
+	for i := 0; i < len(b); {
+		if l.err != nil {
+			return out
+		}
+		c := b[i]
+		switch l.state {
+		case stBroken:
+			return append(out, b[i:]...)
+		case stFrame:
+			l.cmdBytes = 0
+			if c == '*' {
+				l.startLine(stArrayHeader)
+				l.held = append(l.held[:0], c)
+				i++
+				continue
+			}
+			l.startLine(stInline)
+		case stBulkBody:
+			n := min(int64(len(b)-i), l.left)
+			out = append(out, b[i:i+int(n)]...)
+			i += int(n)
+			l.left -= n
+			if !l.count(n) {
+				return out
+			}
+			if l.left == 0 {
+				l.args--
+				l.state = stBulkStart
+				if l.args == 0 {
+					l.state = stFrame
+				}
+			}
+			continue
+		case stBulkStart:
+			if c != '$' {
+				l.state = stBroken
+				continue
+			}
+			l.startLine(stBulkHeader)
+			out = append(out, c)
+			i++
+			if !l.count(1) {
+				return out
+			}
+			continue
+		}
+		// A header or inline line: up to and including '\n'.
+		j := i
+		for j < len(b) && b[j] != '\n' {
+			j++
+		}
+		done := j < len(b)
+		if done {
+			j++
+		}
+		chunk := b[i:j]
+		i = j
+		l.line += len(chunk)
+		if !l.count(int64(len(chunk))) {
+			return out
+		}
+		switch l.state {
+		case stInline:
+			out = append(out, chunk...)
+			if l.line > maxInlineSize && !done {
+				l.err = &protocolError{"ERR Protocol error: too big inline request"}
+				return out
+			}
+			if done {
+				l.state = stFrame
+			}
+		case stArrayHeader:
+			l.held = append(l.held, chunk...)
+			l.digest(chunk)
+			if l.line > maxHeaderLine {
+				l.err = &protocolError{"ERR Protocol error: too big mbulk count string"}
+				return out
+			}
+			if !done {
+				continue
+			}
+			switch {
+			case l.bad:
+				out = append(out, l.held...) // redcon words the error
+				l.state = stBroken
+			case l.neg || l.num == 0:
+				l.state = stFrame // ignored, as Redis does
+			case l.num > maxMultibulkLen:
+				l.err = &protocolError{"ERR Protocol error: invalid multibulk length"}
+				return out
+			default:
+				out = append(out, l.held...)
+				l.args = l.num
+				l.state = stBulkStart
+			}
+		case stBulkHeader:
+			out = append(out, chunk...)
+			l.digest(chunk)
+			if l.line > maxHeaderLine {
+				l.err = &protocolError{"ERR Protocol error: too big bulk count string"}
+				return out
+			}
+			if !done {
+				continue
+			}
+			if l.bad || l.neg || l.num > l.maxBulk {
+				l.err = &protocolError{"ERR Protocol error: invalid bulk length"}
+				return out
+			}
+			l.left = l.num + 2
+			l.state = stBulkBody
+		}
+	}
+	return out
+}
+
+func (l *limitReader) startLine(state int) {
+	l.state, l.line, l.num, l.neg, l.digits, l.bad = state, 0, 0, false, 0, false
+}
+
+// digest parses the decimal number of a header line ("*12\r\n", "$5\r\n")
+// from its bytes after the type byte.
+func (l *limitReader) digest(chunk []byte) {
+	for _, c := range chunk {
+		switch {
+		case c == '-' && l.digits == 0 && !l.neg:
+			l.neg = true
+		case '0' <= c && c <= '9':
+			l.digits++
+			if l.num > (1<<62)/10 {
+				l.bad = true
+				continue
+			}
+			l.num = l.num*10 + int64(c-'0')
+		case c == '\r' || c == '\n':
+		default:
+			l.bad = true
+		}
+	}
+	if l.digits == 0 && chunk[len(chunk)-1] == '\n' {
+		l.bad = true
+	}
+}
+
+// count adds n bytes to the current command and checks the query buffer
+// limit.
+func (l *limitReader) count(n int64) bool {
+	l.cmdBytes += n
+	if l.maxQuery > 0 && l.cmdBytes > l.maxQuery {
+		l.err = &protocolError{} // Redis closes such a client without a reply
+		return false
+	}
+	return true
+}
