@@ -43,7 +43,7 @@
 //	                        RESP3 map's key/value pairs are the elements
 //	unordered-pairs CMD...  the reply is a flat array field, value, field,
 //	                        value... compared as a multiset of pairs
-//	                        (HGETALL, HRANDFIELD WITHVALUES)
+//	                        (HGETALL, CONFIG GET)
 //	len CMD...              compare the reply's kind and nullness, an
 //	                        aggregate's length, an integer's value; not
 //	                        strings or elements (SRANDMEMBER, SPOP)
