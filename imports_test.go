@@ -40,12 +40,13 @@ var mayImport = map[string][]string{
 	"blob/blobtest":         {"blob"},
 	"lsm/lsmtest":           {"lsm", "lsm/sst", "blob", "blob/blobtest"},
 	"keyspace/keyspacetest": {"keyspace", "lsm", "lsm/lsmtest", "lsm/sst", "blob", "blob/blobtest"},
+	"resp/resptest":         {}, // over the wire only: it cannot lean on the code it checks
 	".":                     {},
 }
 
 // testHelpers are packages for tests: any package's test files may import
 // them, no non-test file may.
-var testHelpers = []string{"blob/blobtest", "lsm/lsmtest", "keyspace/keyspacetest"}
+var testHelpers = []string{"blob/blobtest", "lsm/lsmtest", "keyspace/keyspacetest", "resp/resptest"}
 
 // onlyFor restricts third-party packages to the project packages that may
 // import them: nothing below resp knows about RESP.
