@@ -2,8 +2,8 @@ package resp
 
 import (
 	"cmp"
-	"slices"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"

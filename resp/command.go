@@ -82,17 +82,17 @@ var commandTable map[string]*command
 
 func init() {
 	commandTable = buildTable(
-	connectionCommands,
-	serverCommands,
-	transactionCommands,
-	pubsubCommands,
-	stringCommands,
-	keyCommands,
-	hashCommands,
-	listCommands,
-	setCommands,
-	zsetCommands,
-)
+		connectionCommands,
+		serverCommands,
+		transactionCommands,
+		pubsubCommands,
+		stringCommands,
+		keyCommands,
+		hashCommands,
+		listCommands,
+		setCommands,
+		zsetCommands,
+	)
 }
 
 // commandList is the table in a stable order, for COMMAND and statistics.

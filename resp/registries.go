@@ -1,8 +1,8 @@
 package resp
 
 import (
-	"strconv"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"

@@ -24,23 +24,23 @@ type call struct {
 	out  *[]byte  // the reply buffer
 }
 
-func (c *call) arg(i int) []byte     { return c.args[i] }
-func (c *call) argStr(i int) string  { return string(c.args[i]) }
-func (c *call) nargs() int           { return len(c.args) }
-func (c *call) write(b []byte)       { *c.out = append(*c.out, b...) }
-func (c *call) ok()                  { *c.out = append(*c.out, "+OK\r\n"...) }
-func (c *call) status(s string)      { *c.out = redcon.AppendString(*c.out, s) }
-func (c *call) errorf(msg string)    { *c.out = redcon.AppendError(*c.out, msg) }
-func (c *call) int(n int64)          { *c.out = redcon.AppendInt(*c.out, n) }
-func (c *call) bulk(b []byte)        { *c.out = redcon.AppendBulk(*c.out, b) }
-func (c *call) bulkString(s string)  { *c.out = redcon.AppendBulkString(*c.out, s) }
-func (c *call) null()                { *c.out = append(*c.out, "$-1\r\n"...) }
-func (c *call) nullArray()           { *c.out = append(*c.out, "*-1\r\n"...) }
-func (c *call) array(n int)          { *c.out = redcon.AppendArray(*c.out, n) }
-func (c *call) bulkInt(n int64)      { c.bulkString(strconv.FormatInt(n, 10)) }
-func (c *call) syntaxError()         { c.errorf(msgSyntax) }
-func (c *call) notInteger()          { c.errorf(msgNotInteger) }
-func (c *call) boolInt(b bool)       { c.int(boolToInt(b)) }
+func (c *call) arg(i int) []byte    { return c.args[i] }
+func (c *call) argStr(i int) string { return string(c.args[i]) }
+func (c *call) nargs() int          { return len(c.args) }
+func (c *call) write(b []byte)      { *c.out = append(*c.out, b...) }
+func (c *call) ok()                 { *c.out = append(*c.out, "+OK\r\n"...) }
+func (c *call) status(s string)     { *c.out = redcon.AppendString(*c.out, s) }
+func (c *call) errorf(msg string)   { *c.out = redcon.AppendError(*c.out, msg) }
+func (c *call) int(n int64)         { *c.out = redcon.AppendInt(*c.out, n) }
+func (c *call) bulk(b []byte)       { *c.out = redcon.AppendBulk(*c.out, b) }
+func (c *call) bulkString(s string) { *c.out = redcon.AppendBulkString(*c.out, s) }
+func (c *call) null()               { *c.out = append(*c.out, "$-1\r\n"...) }
+func (c *call) nullArray()          { *c.out = append(*c.out, "*-1\r\n"...) }
+func (c *call) array(n int)         { *c.out = redcon.AppendArray(*c.out, n) }
+func (c *call) bulkInt(n int64)     { c.bulkString(strconv.FormatInt(n, 10)) }
+func (c *call) syntaxError()        { c.errorf(msgSyntax) }
+func (c *call) notInteger()         { c.errorf(msgNotInteger) }
+func (c *call) boolInt(b bool)      { c.int(boolToInt(b)) }
 func (c *call) bulkOrNull(b []byte, ok bool) {
 	if ok {
 		c.bulk(b)
