@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/stratakv/strata/resp"
 )
 
 type command struct {
@@ -22,7 +24,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{name: "server", summary: "serve RESP (Redis protocol) over a bucket", pending: "issue 5"},
+		{name: "server", summary: "serve RESP (Redis protocol) over a bucket", run: runServer},
 		{name: "compactor", summary: "run the compactor and garbage collector against a bucket", run: runCompactor},
 		{name: "inspect", summary: "print manifests, WAL objects and SSTs of a bucket", pending: "the inspect issue"},
 		{name: "version", summary: "print the version", run: runVersion},
@@ -31,6 +33,7 @@ func init() {
 }
 
 func main() {
+	resp.Version = version()
 	if len(os.Args) < 2 {
 		usage(os.Stderr)
 		os.Exit(2)
@@ -68,11 +71,14 @@ func usage(w io.Writer) {
 	}
 }
 
-func runVersion([]string) int {
-	version := "(devel)"
+func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
+		return bi.Main.Version
 	}
-	fmt.Println("strata", version)
+	return "(devel)"
+}
+
+func runVersion([]string) int {
+	fmt.Println("strata", version())
 	return 0
 }

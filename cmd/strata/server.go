@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/stratakv/strata/compactor"
+	"github.com/stratakv/strata/keyspace"
+	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/resp"
+)
+
+// serverFlags are `strata server`'s settings. Names are redis-server's
+// where Redis has the setting; each can also be given in a config file
+// (`name value` lines, as redis.conf).
+type serverFlags struct {
+	bucketFlags
+	port            int
+	bind            string
+	requirePass     string
+	maxClients      int
+	appendFsync     string
+	protoMaxBulkLen string
+	queryBufLimit   string
+	compaction      string
+	logLevel        string
+	logFormat       string
+	blockCache      string
+	shutdownTimeout time.Duration
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet) {
+	f.bucketFlags.register(fs)
+	fs.IntVar(&f.port, "port", 6379, "TCP port to serve RESP on")
+	fs.StringVar(&f.bind, "bind", "127.0.0.1", "addresses to listen on, space-separated")
+	fs.StringVar(&f.requirePass, "requirepass", "", "password clients must AUTH with (empty: none)")
+	fs.IntVar(&f.maxClients, "maxclients", 10000, "maximum connected clients")
+	fs.StringVar(&f.appendFsync, "appendfsync", "always", "always: reply to writes once durable; everysec: reply at once (a crash may lose the last WAL flush interval)")
+	fs.StringVar(&f.protoMaxBulkLen, "proto-max-bulk-len", "512mb", "largest argument a client may send")
+	fs.StringVar(&f.queryBufLimit, "client-query-buffer-limit", "1gb", "largest command a client may send")
+	fs.StringVar(&f.compaction, "compaction", "in-process", "in-process: compact and collect garbage in this process; off: a separate `strata compactor` does")
+	fs.StringVar(&f.logLevel, "loglevel", "notice", "debug, verbose, notice or warning")
+	fs.StringVar(&f.logFormat, "logformat", "text", "text or json")
+	fs.StringVar(&f.blockCache, "block-cache", "256mb", "SST block cache size")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
+}
+
+// parseServerArgs reads an optional config file (the first argument when it
+// is not a flag, as with redis-server) and then the flags, which override it.
+func parseServerArgs(args []string) (*serverFlags, error) {
+	fs := flag.NewFlagSet("strata server", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := &serverFlags{}
+	f.register(fs)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if err := applyConfigFile(fs, args[0]); err != nil {
+			return nil, err
+		}
+		args = args[1:]
+	}
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return f, nil
+}
+
+// applyConfigFile sets flags from `name value...` lines; # starts a comment.
+// Values may be double-quoted.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, _ := strings.Cut(line, " ")
+		value = strings.TrimSpace(value)
+		if uq, err := strconv.Unquote(value); err == nil && strings.HasPrefix(value, `"`) {
+			value = uq
+		}
+		if fs.Lookup(strings.ToLower(name)) == nil {
+			return fmt.Errorf("%s:%d: unknown setting %q", path, n, name)
+		}
+		if err := fs.Set(strings.ToLower(name), value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %v", path, n, name, err)
+		}
+	}
+	return sc.Err()
+}
+
+func (f *serverFlags) logger() (*slog.Logger, error) {
+	var level slog.Level
+	switch f.logLevel {
+	case "debug", "verbose":
+		level = slog.LevelDebug
+	case "notice":
+		level = slog.LevelInfo
+	case "warning":
+		level = slog.LevelWarn
+	default:
+		return nil, fmt.Errorf("loglevel must be debug, verbose, notice or warning, not %q", f.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("logformat must be text or json, not %q", f.logFormat)
+}
+
+// runServer runs `strata server` until SIGTERM, SIGINT or SHUTDOWN.
+func runServer(args []string) int {
+	f, err := parseServerArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
+		return 2
+	}
+	logger, err := f.logger()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
+		return 2
+	}
+	if err := serve(f, logger); err != nil {
+		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(f *serverFlags, logger *slog.Logger) error {
+	maxBulk, err := parseSize(f.protoMaxBulkLen)
+	if err != nil {
+		return fmt.Errorf("proto-max-bulk-len: %v", err)
+	}
+	queryLimit, err := parseSize(f.queryBufLimit)
+	if err != nil {
+		return fmt.Errorf("client-query-buffer-limit: %v", err)
+	}
+	cacheBytes, err := parseSize(f.blockCache)
+	if err != nil {
+		return fmt.Errorf("block-cache: %v", err)
+	}
+	if f.compaction != "in-process" && f.compaction != "off" {
+		return fmt.Errorf("compaction must be in-process or off, not %q", f.compaction)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	// Listen first: a taken port is the commonest mistake, and it should
+	// not cost a bucket round trip to report.
+	var lns []net.Listener
+	for _, host := range strings.Fields(f.bind) {
+		addr := net.JoinHostPort(host, strconv.Itoa(f.port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return fmt.Errorf("cannot listen on %s: %v", addr, errors.Unwrap(err))
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return errors.New("bind names no address")
+	}
+	closeListeners := func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}
+
+	bkt, err := f.bucketFlags.open(ctx, logger)
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	defer bkt.Close()
+	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
+	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, Logger: logger.With("component", "lsm")})
+	cancelOpen()
+	if err != nil {
+		closeListeners()
+		return fmt.Errorf("cannot open the database in %s: %v", f.describe(), err)
+	}
+	store, err := keyspace.Open(ctx, db, keyspace.Options{Async: true, Logger: logger})
+	if err != nil {
+		closeListeners()
+		db.Close()
+		return fmt.Errorf("cannot open the keyspace: %v", err)
+	}
+
+	var bg sync.WaitGroup
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	var comp *compactor.Compactor
+	if f.compaction == "in-process" {
+		comp, err = compactor.Open(ctx, bkt, compactor.Options{Filter: keyspace.NewFilterFactory(), Logger: logger.With("component", "compactor")})
+		if err != nil {
+			closeListeners()
+			db.Close()
+			return fmt.Errorf("cannot start the compactor: %v", err)
+		}
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := comp.Run(bgCtx); err != nil && !errors.Is(err, context.Canceled) {
+				logger.Warn("in-process compactor stopped", "err", err)
+			}
+		}()
+	}
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		if err := store.RunExpirer(bgCtx, keyspace.ExpirerOptions{}); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Warn("active expiry stopped", "err", err)
+		}
+	}()
+
+	shutdown := make(chan struct{})
+	var once sync.Once
+	srv, err := resp.New(db, store, resp.Config{
+		RequirePass: f.requirePass, MaxClients: f.maxClients, AppendFsync: f.appendFsync,
+		ProtoMaxBulkLen: maxBulk, ClientQueryBufferLimit: queryLimit,
+		Port: f.port, Bind: f.bind, Dir: f.dir, Bucket: f.describe(),
+		Extra:    func() []resp.InfoSection { return compactorInfo(comp) },
+		Shutdown: func() { once.Do(func() { close(shutdown) }) },
+		Logger:   logger.With("component", "resp"),
+	})
+	if err != nil {
+		closeListeners()
+		db.Close()
+		return err
+	}
+	for _, ln := range lns {
+		go func() {
+			if err := srv.Serve(ln); err != nil {
+				logger.Error("accept loop stopped", "addr", ln.Addr(), "err", err)
+			}
+		}()
+	}
+	logger.Info("ready to accept connections", "bind", f.bind, "port", f.port, "bucket", f.describe(),
+		"appendfsync", f.appendFsync, "compaction", f.compaction)
+
+	select {
+	case <-ctx.Done():
+		logger.Info("signal received, shutting down")
+	case <-shutdown:
+		logger.Info("SHUTDOWN received, shutting down")
+	}
+	return shutdownServer(srv, db, stopBG, &bg, f.shutdownTimeout, logger)
+}
+
+// shutdownServer stops accepting, lets clients finish, stops the
+// background work, and closes the engine, which flushes the WAL and the
+// memtable to the bucket.
+func shutdownServer(srv *resp.Server, db *lsm.DB, stopBG func(), bg *sync.WaitGroup, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		logger.Warn("clients did not finish in time; closed them", "err", err)
+	}
+	stopBG()
+	bg.Wait()
+	start := time.Now()
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("closing the engine: %v", err)
+	}
+	logger.Info("engine closed; bye", "flush_time", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func compactorInfo(c *compactor.Compactor) []resp.InfoSection {
+	if c == nil {
+		return []resp.InfoSection{{Name: "Compactor", Fields: [][2]string{{"compaction", "off"}}}}
+	}
+	st := c.Stats()
+	return []resp.InfoSection{{Name: "Compactor", Fields: [][2]string{
+		{"compaction", "in-process"},
+		{"compaction_jobs", strconv.FormatUint(st.Jobs, 10)},
+		{"compaction_bytes_read", strconv.FormatUint(st.BytesRead, 10)},
+		{"compaction_bytes_written", strconv.FormatUint(st.BytesWritten, 10)},
+		{"compaction_expired_rows", strconv.FormatUint(st.Expired, 10)},
+		{"gc_ssts_deleted", strconv.FormatUint(st.GC.SSTsDeleted, 10)},
+		{"gc_wal_deleted", strconv.FormatUint(st.GC.WALDeleted, 10)},
+	}}}
+}
+
+// parseSize parses a size as redis.conf writes them: 1024, 10k, 10kb, 5m,
+// 5mb, 1g, 1gb (k/m/g are powers of 1000, kb/mb/gb of 1024).
+func parseSize(v string) (int64, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q", v)
+	}
+	return n * mult, nil
+}
