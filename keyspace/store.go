@@ -142,6 +142,11 @@ func (s *Store) lock(db int, keys ...[]byte) func() {
 		s.tx.lock(db, keys...)
 		return func() {}
 	}
+	if len(keys) == 1 { // the common case, without allocating
+		m := &s.locks[s.stripe(db, keys[0])]
+		m.Lock()
+		return m.Unlock
+	}
 	idx := make([]int, len(keys))
 	for i, k := range keys {
 		idx[i] = s.stripe(db, k)
