@@ -23,14 +23,18 @@ const module = "github.com/stratakv/strata"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	blobtest.Cleanup()
-	if build.dir != "" {
-		_ = os.RemoveAll(build.dir)
+	for i := range builds {
+		if builds[i].dir != "" {
+			_ = os.RemoveAll(builds[i].dir)
+		}
 	}
 	os.Exit(code)
 }
 
-// build is the strata binary of this test binary, built on first use.
-var build struct {
+// builds are the strata binaries of this test binary, built on first use:
+// [0] with -race when the tests run with it, [1] never with -race (for
+// load tests, where the race detector's cost would swamp what they show).
+var builds [2]struct {
 	once sync.Once
 	dir  string // removed by TestMain
 	bin  string
@@ -38,33 +42,40 @@ var build struct {
 }
 
 // strataBinary returns the path of the strata binary built from this module
-// (invariant 1), building it on the first call.
-func strataBinary(t testing.TB) string {
+// (invariant 1), with -race when the tests run with it, building it on the
+// first call.
+func strataBinary(t testing.TB) string { return buildStrata(t, 0, raceEnabled()) }
+
+// strataBinaryNoRace returns a strata binary built without -race.
+func strataBinaryNoRace(t testing.TB) string { return buildStrata(t, 1, false) }
+
+func buildStrata(t testing.TB, slot int, race bool) string {
 	t.Helper()
 	goBin := blobtest.RequireCommand(t, "go")
-	build.once.Do(func() {
-		build.dir, build.err = os.MkdirTemp("", "strata-integration-")
-		if build.err != nil {
+	b := &builds[slot]
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "strata-integration-")
+		if b.err != nil {
 			return
 		}
-		bin := filepath.Join(build.dir, "strata")
+		bin := filepath.Join(b.dir, "strata")
 		args := []string{"build", "-o", bin}
-		if raceEnabled() {
+		if race {
 			args = append(args, "-race")
 		}
 		start := time.Now()
 		out, err := exec.Command(goBin, append(args, module+"/cmd/strata")...).CombinedOutput()
 		if err != nil {
-			build.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		build.bin = bin
-		fmt.Fprintf(os.Stderr, "integration: built %s (race=%v) in %v\n", bin, raceEnabled(), time.Since(start).Round(time.Millisecond))
+		b.bin = bin
+		fmt.Fprintf(os.Stderr, "integration: built %s (race=%v) in %v\n", bin, race, time.Since(start).Round(time.Millisecond))
 	})
-	if build.err != nil {
-		t.Fatal(build.err)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return build.bin
+	return b.bin
 }
 
 // raceEnabled reports whether this test binary was built with -race.
