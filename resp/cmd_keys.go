@@ -442,9 +442,13 @@ func (t *cursorTable) encode(cur []byte) string {
 }
 
 // decode returns the keyspace cursor for the integer text arg: nil for
-// "0", false if arg is not a cursor encode made (or one since evicted).
+// "0" (and "", which Redis's strtoul reads as 0), false if arg is not a
+// cursor encode made (or one since evicted).
 func (t *cursorTable) decode(arg []byte) ([]byte, bool) {
-	if len(arg) == 0 || len(arg) > 20 || arg[0] < '0' || arg[0] > '9' {
+	if len(arg) == 0 {
+		return nil, true
+	}
+	if len(arg) > 20 || arg[0] < '0' || arg[0] > '9' {
 		return nil, false
 	}
 	v, err := strconv.ParseUint(string(arg), 10, 64)

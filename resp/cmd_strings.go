@@ -107,14 +107,20 @@ func expiryAt(n int64, unit string, now int64) (int64, bool) {
 	return n, true // pxat
 }
 
+func isExpiryOption(opt string) bool {
+	return opt == "ex" || opt == "px" || opt == "exat" || opt == "pxat"
+}
+
 func invalidExpire(name string) string {
 	return "ERR invalid expire time in '" + name + "' command"
 }
 
 // cmdSet: SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL].
+// As in Redis, an option may repeat and only the last expiry value given
+// is parsed, after the syntax check.
 func cmdSet(c *call) {
 	var o keyspace.SetOptions
-	var exp bool
+	unit, at := "", 0 // the expiry option and the index of its value
 	for i := 3; i < c.nargs(); i++ {
 		opt := lowerASCII(c.arg(i))
 		switch {
@@ -124,17 +130,19 @@ func cmdSet(c *call) {
 			o.XX = true
 		case opt == "get":
 			o.Get = true
-		case opt == "keepttl" && !exp:
+		case opt == "keepttl" && unit == "":
 			o.KeepTTL = true
-		case (opt == "ex" || opt == "px" || opt == "exat" || opt == "pxat") && !exp && !o.KeepTTL && i+1 < c.nargs():
-			at, ok := c.parseExpiry(i+1, opt, "set")
-			if !ok {
-				return
-			}
-			o.ExpireAt, exp = at, true
+		case isExpiryOption(opt) && (unit == "" || unit == opt) && !o.KeepTTL && i+1 < c.nargs():
+			unit, at = opt, i+1
 			i++
 		default:
 			c.syntaxError()
+			return
+		}
+	}
+	if unit != "" {
+		var ok bool
+		if o.ExpireAt, ok = c.parseExpiry(at, unit, "set"); !ok {
 			return
 		}
 	}
@@ -195,17 +203,18 @@ func cmdGetDel(c *call) {
 	c.bulkOrNull(v, ok)
 }
 
-// cmdGetEx: GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST].
+// cmdGetEx: GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]. As with SET,
+// an option may repeat and only the last expiry value given is parsed.
 func cmdGetEx(c *call) {
 	var o keyspace.GetExOptions
 	unit, at := "", 0 // the expiry option and the index of its value
 	for i := 2; i < c.nargs(); i++ {
 		opt := lowerASCII(c.arg(i))
 		switch {
-		case (opt == "ex" || opt == "px" || opt == "exat" || opt == "pxat") && unit == "" && !o.Persist && i+1 < c.nargs():
+		case isExpiryOption(opt) && (unit == "" || unit == opt) && !o.Persist && i+1 < c.nargs():
 			unit, at = opt, i+1
 			i++
-		case opt == "persist" && unit == "" && !o.Persist:
+		case opt == "persist" && unit == "":
 			o.Persist = true
 		default:
 			c.syntaxError()
