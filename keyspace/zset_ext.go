@@ -19,6 +19,8 @@ import (
 var (
 	// ErrPopCount is ZPOPMIN/ZPOPMAX's reply to a negative count.
 	ErrPopCount = errors.New("ERR value is out of range, must be positive")
+	// ErrMPopCount is ZMPOP's reply to a count below 1.
+	ErrMPopCount = errors.New("ERR count should be greater than 0")
 	// ErrOutOfRange is ZRANDMEMBER's reply to a count beyond ±2^62.
 	ErrOutOfRange = errors.New("ERR value is out of range")
 )
@@ -388,7 +390,7 @@ func (c *collection) pop(ctx context.Context, count int64, highest bool) ([]ZMem
 // ErrWrongType.
 func (s *Store) ZMPop(ctx context.Context, db int, keys [][]byte, count int64, highest bool) ([]byte, []ZMember, error) {
 	if count <= 0 {
-		return nil, nil, ErrPopCount
+		return nil, nil, ErrMPopCount
 	}
 	defer s.lock(db, keys...)()
 	for _, k := range keys {

@@ -364,6 +364,9 @@ func runZSetCmd(ctx context.Context, s *Store, c []string) any {
 		return membersOrErr(ms, err, true)
 	case "ZMPOP":
 		return runZMPop(ctx, s, args)
+	case "ZRANDMEMBER": // only counts whose reply is not random
+		ms, err := s.ZRandMember(ctx, 0, key, atoi(args[1]))
+		return membersOrErr(ms, err, false)
 	case "ZRANGESTORE":
 		return intReply(s.ZRangeStore(ctx, 0, key, []byte(args[1]), parseRangeSpec(args[2:])))
 	}
