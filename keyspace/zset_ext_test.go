@@ -245,7 +245,7 @@ func atoi(a string) int64 {
 	return n
 }
 
-func bs(args []string) [][]byte {
+func zbs(args []string) [][]byte {
 	out := make([][]byte, len(args))
 	for i, a := range args {
 		out[i] = []byte(a)
@@ -292,7 +292,7 @@ func runZSetCmd(ctx context.Context, s *Store, c []string) any {
 		}
 		return intReply(s.ZAdd(ctx, 0, key, ZAddOptions{}, ms...))
 	case "SADD":
-		return intReply(s.SAdd(ctx, 0, key, bs(args[1:])...))
+		return intReply(s.SAdd(ctx, 0, key, zbs(args[1:])...))
 	case "SET":
 		_, _, _, err := s.Set(ctx, 0, key, []byte(args[1]), SetOptions{})
 		if err != nil {
@@ -300,7 +300,7 @@ func runZSetCmd(ctx context.Context, s *Store, c []string) any {
 		}
 		return "OK"
 	case "EXISTS":
-		return intReply(s.Exists(ctx, 0, bs(args)...))
+		return intReply(s.Exists(ctx, 0, zbs(args)...))
 	case "TYPE":
 		t, err := s.TypeOf(ctx, 0, key)
 		if err != nil {
@@ -313,7 +313,7 @@ func runZSetCmd(ctx context.Context, s *Store, c []string) any {
 		ms, err := s.ZRange(ctx, 0, key, atoi(args[1]), atoi(args[2]), false)
 		return membersOrErr(ms, err, true)
 	case "ZMSCORE":
-		scores, ok, err := s.ZMScore(ctx, 0, key, bs(args[1:])...)
+		scores, ok, err := s.ZMScore(ctx, 0, key, zbs(args[1:])...)
 		if err != nil {
 			return err
 		}
@@ -376,7 +376,7 @@ func runZSetCmd(ctx context.Context, s *Store, c []string) any {
 // runZMPop runs ZMPOP numkeys key... MIN|MAX [COUNT n].
 func runZMPop(ctx context.Context, s *Store, args []string) any {
 	n := int(atoi(args[0]))
-	keys, rest := bs(args[1:1+n]), args[1+n:]
+	keys, rest := zbs(args[1:1+n]), args[1+n:]
 	count := int64(1)
 	if len(rest) == 3 {
 		count = atoi(rest[2])
@@ -435,7 +435,7 @@ func runZAlgebraCmd(ctx context.Context, s *Store, name string, args []string) a
 		dst, args = []byte(args[0]), args[1:]
 	}
 	n := int(atoi(args[0]))
-	keys, rest := bs(args[1:1+n]), args[1+n:]
+	keys, rest := zbs(args[1:1+n]), args[1+n:]
 	var weights []float64
 	agg := AggregateSum
 	var limit int64
@@ -481,7 +481,7 @@ func runZAlgebraCmd(ctx context.Context, s *Store, name string, args []string) a
 // order is not member order (replies as Redis 7.0 gives them for
 // ZADD z 1 d 2 a 3 c 0 b 5 e: score order b d a c e).
 func TestLexSpanTable(t *testing.T) {
-	members := bs([]string{"b", "d", "a", "c", "e"})
+	members := zbs([]string{"b", "d", "a", "c", "e"})
 	L := parseLexBound
 	tests := []struct {
 		lo, hi        string
