@@ -1,3 +1,522 @@
 package resp
 
-var hashCommands = []*command{}
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+)
+
+var hashCommands = []*command{
+	{name: "hset", arity: -4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHSet,
+		group: "hash", summary: "Creates or modifies the value of a field in a hash."},
+	{name: "hmset", arity: -4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHSet,
+		group: "hash", summary: "Sets the values of multiple fields."},
+	{name: "hsetnx", arity: 4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHSetNX,
+		group: "hash", summary: "Sets the value of a field in a hash only when the field doesn't exist."},
+	{name: "hget", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdHGet,
+		group: "hash", summary: "Returns the value of a field in a hash."},
+	{name: "hmget", arity: -3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdHMGet,
+		group: "hash", summary: "Returns the values of all fields in a hash."},
+	{name: "hgetall", arity: 2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdHGetAll,
+		group: "hash", summary: "Returns all fields and values in a hash."},
+	{name: "hdel", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHDel,
+		group: "hash", summary: "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."},
+	{name: "hlen", arity: 2, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdHLen,
+		group: "hash", summary: "Returns the number of fields in a hash."},
+	{name: "hexists", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdHExists,
+		group: "hash", summary: "Determines whether a field exists in a hash."},
+	{name: "hkeys", arity: 2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdHKeys,
+		group: "hash", summary: "Returns all fields in a hash."},
+	{name: "hvals", arity: 2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdHVals,
+		group: "hash", summary: "Returns all values in a hash."},
+	{name: "hstrlen", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdHStrLen,
+		group: "hash", summary: "Returns the length of the value of a field."},
+	{name: "hincrby", arity: 4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHIncrBy,
+		group: "hash", summary: "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."},
+	{name: "hincrbyfloat", arity: 4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdHIncrByFloat,
+		group: "hash", summary: "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."},
+	{name: "hrandfield", arity: -2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdHRandField,
+		group: "hash", summary: "Returns one or more random fields from a hash."},
+	{name: "hscan", arity: -3, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdHScan,
+		group: "hash", summary: "Iterates over fields and values of a hash."},
+}
+
+// cmdHSet: HSET and HMSET key field value [field value ...]. The pairs are
+// checked here: the table's arity only says "at least 4".
+func cmdHSet(c *call) {
+	if c.nargs()%2 != 0 {
+		c.errorf(errArity(c.cmd.name))
+		return
+	}
+	pairs := make([][2][]byte, 0, (c.nargs()-2)/2)
+	for i := 2; i < c.nargs(); i += 2 {
+		pairs = append(pairs, [2][]byte{c.arg(i), c.arg(i + 1)})
+	}
+	n, err := c.st.HSet(c.ctx, c.db, c.arg(1), pairs...)
+	if c.fail(err) {
+		return
+	}
+	if c.cmd.name == "hmset" {
+		c.ok()
+		return
+	}
+	c.int(n)
+}
+
+func cmdHSetNX(c *call) {
+	ok, err := c.st.HSetNX(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3))
+	if c.fail(err) {
+		return
+	}
+	c.boolInt(ok)
+}
+
+func cmdHGet(c *call) {
+	v, ok, err := c.st.HGet(c.ctx, c.db, c.arg(1), c.arg(2))
+	if c.fail(err) {
+		return
+	}
+	c.bulkOrNull(v, ok)
+}
+
+func cmdHMGet(c *call) {
+	vals, err := c.st.HMGet(c.ctx, c.db, c.arg(1), c.args[2:]...)
+	if c.fail(err) {
+		return
+	}
+	c.bulksOrNull(vals)
+}
+
+func cmdHGetAll(c *call) {
+	pairs, err := c.st.HGetAll(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	c.pairs(pairs, true)
+}
+
+func cmdHDel(c *call) {
+	n, err := c.st.HDel(c.ctx, c.db, c.arg(1), c.args[2:]...)
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+func cmdHLen(c *call) {
+	n, err := c.st.HLen(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+func cmdHExists(c *call) {
+	ok, err := c.st.HExists(c.ctx, c.db, c.arg(1), c.arg(2))
+	if c.fail(err) {
+		return
+	}
+	c.boolInt(ok)
+}
+
+func cmdHKeys(c *call) {
+	fields, err := c.st.HKeys(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	c.bulks(fields)
+}
+
+func cmdHVals(c *call) {
+	vals, err := c.st.HVals(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	c.bulks(vals)
+}
+
+func cmdHStrLen(c *call) {
+	n, err := c.st.HStrLen(c.ctx, c.db, c.arg(1), c.arg(2))
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+// cmdHIncrBy: the increment is checked before the key, as in Redis.
+func cmdHIncrBy(c *call) {
+	delta, ok := c.intArg(3)
+	if !ok {
+		return
+	}
+	n, err := c.st.HIncrBy(c.ctx, c.db, c.arg(1), c.arg(2), delta)
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+// cmdHIncrByFloat replies with the text the keyspace stored (long double,
+// "%.17Lf" trimmed), which is Redis's reply too; the keyspace parses the
+// increment as a long double and checks in Redis's order.
+func cmdHIncrByFloat(c *call) {
+	text, err := c.st.HIncrByFloatText(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3))
+	if c.fail(err) {
+		return
+	}
+	c.bulk(text)
+}
+
+// cmdHRandField: HRANDFIELD key [count [WITHVALUES]], with Redis's checks
+// in Redis's order: count's range, the syntax, WITHVALUES's narrower
+// range, then the key. A negative count is guarded (see randPicksGuard).
+func cmdHRandField(c *call) {
+	key := c.arg(1)
+	if c.nargs() == 2 {
+		pairs, err := c.st.HRandField(c.ctx, c.db, key, 1, false)
+		if c.fail(err) {
+			return
+		}
+		if len(pairs) == 0 {
+			c.null()
+			return
+		}
+		c.bulk(pairs[0][0])
+		return
+	}
+	count, ok := c.randCountArg(2)
+	if !ok {
+		return
+	}
+	withValues := c.nargs() == 4
+	if c.nargs() > 4 || (withValues && !c.is(3, "withvalues")) {
+		c.syntaxError()
+		return
+	}
+	// Redis doubles the count for the reply's length with WITHVALUES.
+	if withValues && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		c.errorf("ERR value is out of range")
+		return
+	}
+	// The length type-checks the key first, so a missing or wrong-typed key
+	// replies as in Redis whatever the count.
+	n, err := c.st.HLen(c.ctx, c.db, key)
+	if c.fail(err) {
+		return
+	}
+	if n == 0 || count == 0 {
+		c.array(0)
+		return
+	}
+	if !c.randPicksGuard(count) {
+		return
+	}
+	pairs, err := c.st.HRandField(c.ctx, c.db, key, count, true)
+	if c.fail(err) {
+		return
+	}
+	size := 0
+	for _, p := range pairs {
+		size += len(p[0]) + 16
+		if withValues {
+			size += len(p[1]) + 16
+		}
+	}
+	if !c.randReplyGuard(size) {
+		return
+	}
+	c.pairs(pairs, withValues)
+}
+
+// pairs replies with a flat array of fields, or of fields and values.
+func (c *call) pairs(pairs [][2][]byte, withValues bool) {
+	if !withValues {
+		c.array(len(pairs))
+		for _, p := range pairs {
+			c.bulk(p[0])
+		}
+		return
+	}
+	c.array(2 * len(pairs))
+	for _, p := range pairs {
+		c.bulk(p[0])
+		c.bulk(p[1])
+	}
+}
+
+// Random picks with repeats (HRANDFIELD and SRANDMEMBER with a negative
+// count) are the one case where a reply is not bounded by the data: a
+// client can ask for 2^63 picks of a one-field hash. Redis 7.0 tries to
+// build that reply and runs out of memory. Strata refuses instead:
+//
+//   - a count below -maxRandPicks is out of range, with Redis's range
+//     error text and Strata's bound;
+//   - a reply of more than maxRandReplyBytes is refused after the picks are
+//     drawn (they share the rows' memory, so the picks cost O(count) slice
+//     headers, not O(count) values) and before anything is written.
+//
+// Both checks come after the key's type check, so a missing or wrong-typed
+// key replies as in Redis whatever the count. Counts above 0 are bounded by
+// the collection's size and are not limited.
+const (
+	maxRandPicks      = 1 << 20
+	maxRandReplyBytes = 256 << 20
+)
+
+// randCountArg parses the count of HRANDFIELD or SRANDMEMBER as Redis's
+// getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX) does.
+func (c *call) randCountArg(i int) (int64, bool) {
+	count, ok := c.intArg(i)
+	if !ok {
+		return 0, false
+	}
+	if count == math.MinInt64 {
+		c.errorf("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false
+	}
+	return count, true
+}
+
+// randPicksGuard replies with an error and reports false for a count of
+// too many picks with repeats.
+func (c *call) randPicksGuard(count int64) bool {
+	if count < -maxRandPicks {
+		c.errorf("ERR value is out of range, value must between -1048576 and 9223372036854775807")
+		return false
+	}
+	return true
+}
+
+// randReplyGuard replies with an error and reports false for a random
+// reply of about size bytes that is too large.
+func (c *call) randReplyGuard(size int) bool {
+	if size > maxRandReplyBytes {
+		c.errorf("ERR reply of " + c.cmd.name + " would exceed 256 MiB, ask for fewer elements")
+		return false
+	}
+	return true
+}
+
+// cmdHScan: HSCAN key cursor [MATCH pattern] [COUNT count]. As in Redis,
+// the cursor is checked first, then the key (a missing key is an empty
+// scan whatever the options), then the options.
+func cmdHScan(c *call) {
+	cursor, ok := elemCursors.decode(c.arg(2))
+	if !ok {
+		c.errorf("ERR invalid cursor")
+		return
+	}
+	n, err := c.st.HLen(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	if n == 0 {
+		c.elemScanReply(nil, 0)
+		return
+	}
+	o, ok := c.elemScanOptions(3)
+	if !ok {
+		return
+	}
+	next, pairs, err := c.st.HScan(c.ctx, c.db, c.arg(1), cursor, o.match, o.count)
+	if c.fail(err) {
+		return
+	}
+	if o.emptyOnly {
+		kept := pairs[:0]
+		for _, p := range pairs {
+			if len(p[0]) == 0 {
+				kept = append(kept, p)
+			}
+		}
+		pairs = kept
+	}
+	c.elemScanReply(next, 2*len(pairs))
+	for _, p := range pairs {
+		c.bulk(p[0])
+		c.bulk(p[1])
+	}
+}
+
+// elemScanOpts are the parsed options of HSCAN and SSCAN (ZSCAN's too).
+type elemScanOpts struct {
+	match     string // "" or "*": every element
+	emptyOnly bool   // MATCH "": only the empty name matches
+	count     int
+}
+
+// elemScanOptions parses [MATCH pattern] [COUNT count] from args[i:] as
+// Redis's scanGenericCommand does: later options win, a COUNT below 1 is a
+// syntax error, TYPE is SCAN's only.
+func (c *call) elemScanOptions(i int) (elemScanOpts, bool) {
+	o := elemScanOpts{count: 10}
+	for ; i < c.nargs(); i += 2 {
+		switch {
+		case c.is(i, "count") && i+1 < c.nargs():
+			n, ok := c.intArg(i + 1)
+			if !ok {
+				return o, false
+			}
+			if n < 1 {
+				c.syntaxError()
+				return o, false
+			}
+			o.count = int(min(n, math.MaxInt32))
+		case c.is(i, "match") && i+1 < c.nargs():
+			// The keyspace reads an empty pattern as "no pattern"; for
+			// Redis it matches only the empty name.
+			o.match, o.emptyOnly = c.argStr(i+1), len(c.arg(i+1)) == 0
+		default:
+			c.syntaxError()
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// elemScanReply writes the head of a SCAN-family reply: the integer cursor
+// for keyspace cursor next (nil: done), then an array of n elements, which
+// the caller writes.
+func (c *call) elemScanReply(next []byte, n int) {
+	c.array(2)
+	c.bulkString(elemCursors.encode(next))
+	c.array(n)
+}
+
+// Element scan cursors (HSCAN, SSCAN; ZSCAN can use them too).
+//
+// keyspace.HScan and SScan resume from a cursor of bytes (the smallest
+// element name after the last one examined); Redis clients want an
+// unsigned integer, and some parse it as a signed 64-bit one. A cursor is
+// therefore a number below 2^63 that is one of:
+//
+//	0                       start a scan; as a reply: the scan is complete
+//	len<<56 | bytes         inline: a keyspace cursor of 1 to 7 bytes (names
+//	                        of up to 6 bytes), big-endian in the low 56 bits,
+//	                        zero-padded; len is 1..7, so the value is in
+//	                        [2^56, 2^59)
+//	1<<62 | id              an entry of the cursor table, for longer cursors
+//
+// Inline cursors need no state: they survive restarts and are never
+// evicted. The table is bounded (elemCursorEntries entries and
+// elemCursorBytes bytes of cursors, oldest issued evicted first), so a
+// client that pauses while thousands of other scans run, or a server
+// restart, can lose a long cursor: the next HSCAN with it replies "ERR
+// invalid cursor" rather than silently restarting (which could loop
+// forever) or resuming elsewhere. Table ids start at a random point, so an
+// id from before a restart is almost surely unknown rather than another
+// scan's. Any other number is an invalid cursor too: Redis accepts every
+// integer, but only the cursors it returned are meaningful there as well.
+// One table serves every Server and every key of the process: a cursor is
+// only a position in name order, so using it on another key is harmless.
+//
+// Sharing: this is the encoding SCAN's cursor table (cmd_keys.go, written
+// on another branch at the same time) uses, so the two tables are meant to
+// become one type; until then they are separate, with separate ids.
+const (
+	elemCursorInlineMax = 7
+	elemCursorTableFlag = uint64(1) << 62
+	elemCursorEntries   = 4096
+	elemCursorBytes     = 64 << 20
+)
+
+var elemCursors = newElemCursorTable(elemCursorEntries, elemCursorBytes)
+
+// elemCursorTable maps integer cursor ids to keyspace cursors, bounded,
+// oldest issued first out. An entry is issued once and looked up by the
+// next call of the same iteration, so issue order is the eviction order.
+type elemCursorTable struct {
+	mu       sync.Mutex
+	maxN     int
+	maxBytes int
+	bytes    int
+	next     uint64            // the next id
+	ids      map[uint64][]byte // id → cursor
+	order    []uint64          // ids in issue order from head (the oldest)
+	head     int
+}
+
+func newElemCursorTable(maxN, maxBytes int) *elemCursorTable {
+	return &elemCursorTable{
+		maxN: maxN, maxBytes: maxBytes,
+		next: rand.Uint64() >> 3, // room below 2^62 for a long while
+		ids:  make(map[uint64][]byte),
+	}
+}
+
+// encode returns the integer text for keyspace cursor cur (nil: "0").
+func (t *elemCursorTable) encode(cur []byte) string {
+	switch {
+	case cur == nil:
+		return "0"
+	case len(cur) >= 1 && len(cur) <= elemCursorInlineMax:
+		v := uint64(len(cur)) << 56
+		for i, b := range cur {
+			v |= uint64(b) << (48 - 8*i)
+		}
+		return strconv.FormatUint(v, 10)
+	}
+	return strconv.FormatUint(elemCursorTableFlag|t.put(cur), 10)
+}
+
+// decode returns the keyspace cursor for the integer text arg: nil for
+// "0" (and "", which Redis's strtoul reads as 0), false if arg is not a
+// cursor encode made (or one since evicted).
+func (t *elemCursorTable) decode(arg []byte) ([]byte, bool) {
+	if len(arg) == 0 {
+		return nil, true
+	}
+	if len(arg) > 20 || arg[0] < '0' || arg[0] > '9' {
+		return nil, false
+	}
+	v, err := strconv.ParseUint(string(arg), 10, 64)
+	switch {
+	case err != nil:
+		return nil, false
+	case v == 0:
+		return nil, true
+	case v&^(elemCursorTableFlag-1) == elemCursorTableFlag:
+		return t.get(v &^ elemCursorTableFlag)
+	case v>>59 != 0:
+		return nil, false
+	}
+	n := int(v >> 56)
+	if n == 0 || v&(1<<(56-8*n)-1) != 0 {
+		return nil, false
+	}
+	cur := make([]byte, n)
+	for i := range cur {
+		cur[i] = byte(v >> (48 - 8*i))
+	}
+	return cur, true
+}
+
+func (t *elemCursorTable) put(cur []byte) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := t.next & (elemCursorTableFlag - 1)
+	t.next++
+	t.ids[id] = bytes.Clone(cur)
+	t.bytes += len(cur)
+	t.order = append(t.order, id)
+	for len(t.ids) > t.maxN || (t.bytes > t.maxBytes && len(t.ids) > 1) {
+		old := t.order[t.head]
+		t.head++
+		t.bytes -= len(t.ids[old])
+		delete(t.ids, old)
+	}
+	if t.head > len(t.order)/2 { // compact now and then
+		t.order = append(t.order[:0], t.order[t.head:]...)
+		t.head = 0
+	}
+	return id
+}
+
+func (t *elemCursorTable) get(id uint64) ([]byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur, ok := t.ids[id]
+	return cur, ok
+}
