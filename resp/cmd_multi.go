@@ -150,7 +150,10 @@ func cmdExec(c *call) {
 		c.fail(err)
 		return
 	}
+	// Again after the commit: a WATCH registered since the marks above may
+	// have read the values this transaction replaced.
 	for _, t := range touched {
+		c.s.watch.touch(t.db, t.keys)
 		c.s.blocked.signal(t.db, t.keys)
 	}
 }

@@ -61,6 +61,7 @@ func cmdFlushDB(c *call) {
 	if !c.flushMode() {
 		return
 	}
+	c.s.watch.touchDB(c.db) // before and after: see client.run
 	if c.fail(c.st.FlushDB(c.ctx, c.db)) {
 		return
 	}
@@ -72,6 +73,7 @@ func cmdFlushAll(c *call) {
 	if !c.flushMode() {
 		return
 	}
+	c.s.watch.touchDB(-1) // before and after: see client.run
 	if c.fail(c.st.FlushAll(c.ctx)) {
 		return
 	}

@@ -54,7 +54,7 @@ func (c *client) refusal(cmd *command, args [][]byte) string {
 		return errArity(cmd.name)
 	}
 	name := cmd.name
-	if subs := subcommandArity[cmd.name]; subs != nil {
+	if subs := subcommandArity[cmd.name]; subs != nil && len(args) >= 2 {
 		sub := strings.ToLower(string(args[1]))
 		arity, ok := subs[sub]
 		if !ok {
@@ -121,12 +121,13 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		c.writeMark = len(c.out)
 	}
 	c.setInfo(cmd.name)
-	// WATCH: mark the key's watchers before the write, not after. An
-	// EXEC checks its watches holding the lock stripes of the watched
-	// keys, so either it sees this mark, or it holds the key and this
-	// write waits for its commit: no EXEC commits past a write it did not
-	// see. (A write that turns out not to change anything still marks, so
-	// WATCH may abort where Redis would not; never the other way round.)
+	// WATCH: mark the key's watchers before the write and again after.
+	// Before: an EXEC checks its watches holding the lock stripes of the
+	// watched keys, so either it sees this mark or it holds the key and
+	// this write waits for its commit. After: a WATCH registered while the
+	// write was under way may have read the old value. (A write that turns
+	// out not to change anything still marks, so WATCH may abort where
+	// Redis would not; never the other way round.)
 	var keys [][]byte
 	if cmd.flags&flagWrite != 0 && !inTx {
 		keys = cmd.keysOf(args)
@@ -148,6 +149,7 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		s.monitors.feed(c, args) // after running, as Redis's call() does
 	}
 	if keys != nil {
+		s.watch.touch(cl.db, keys)
 		s.blocked.signal(cl.db, keys)
 	}
 }

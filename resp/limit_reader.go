@@ -11,6 +11,7 @@ const (
 	maxMultibulkLen = 1024 * 1024 // arguments of one command
 	maxInlineSize   = 64 * 1024   // bytes of one inline command
 	maxHeaderLine   = 64 * 1024
+	holdMax         = 1 << 20 // bytes of an unfinished command held back from redcon
 )
 
 // protocolError is a request the server refuses before parsing it. msg,
@@ -73,7 +74,11 @@ func (l *limitReader) unread(b []byte) {
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	for {
-		if len(l.out) > 0 {
+		// Hand redcon whole commands (or big pieces): it parses its buffer
+		// from the start of the unfinished command on every Read, so a
+		// command of a million arguments fed 16 KB at a time would cost
+		// quadratic time.
+		if len(l.out) > 0 && (l.state == stFrame || len(l.out) >= holdMax || l.err != nil) {
 			n := copy(p, l.out)
 			l.out = l.out[n:]
 			return n, nil
@@ -89,7 +94,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		} else {
 			n, err = l.r.Read(l.buf)
 		}
-		l.out = l.scan(l.buf[:n], l.out[:0])
+		l.out = l.scan(l.buf[:n], l.out)
 		if err != nil {
 			l.err = err
 		}

@@ -176,8 +176,8 @@ func TestMultibulkCount(t *testing.T) {
 	for range 1048575 {
 		b.WriteString("$1\r\na\r\n")
 	}
-	go c.TrySendRaw(b.Bytes())
 	c.SetTimeout(30 * time.Second)
+	go c.TrySendRaw(b.Bytes())
 	if got := c.ReadReply(); !bytes.HasPrefix(got, []byte("-ERR unknown command 'FOO'")) {
 		t.Fatalf("got %.80q", got)
 	}
