@@ -65,8 +65,6 @@ type client struct {
 	psubs   map[string]bool
 	monitor bool
 	quit    bool
-	libName string
-	libVer  string
 
 	// Durability of the current pipeline: the offset in out of the first
 	// reply to a write, and how many replies follow from there.

@@ -34,19 +34,22 @@ var configParams = []configParam{
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.Itoa(s.config().MaxClients) },
 		set: func(s *Server, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fmt.Errorf("argument must be between 1 and 2147483647 inclusive")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("argument couldn't be parsed into an integer")
 			}
-			s.updateConfig(func(c *Config) { c.MaxClients = n })
+			if n < 1 || n > 4294967295 {
+				return fmt.Errorf("argument must be between 1 and 4294967295 inclusive")
+			}
+			s.updateConfig(func(c *Config) { c.MaxClients = int(n) })
 			return nil
 		}},
 	{name: "appendfsync",
 		get: func(s *Server) string { return s.config().AppendFsync },
 		set: func(s *Server, v string) error {
 			v = strings.ToLower(v)
-			if v != "always" && v != "everysec" {
-				return fmt.Errorf("argument(s) must be one of the following: always, everysec")
+			if v != "always" && v != "everysec" && v != "no" {
+				return fmt.Errorf("argument(s) must be one of the following: everysec, always, no")
 			}
 			s.updateConfig(func(c *Config) { c.AppendFsync = v })
 			return nil
@@ -122,17 +125,12 @@ func parseMemory(v string) (int64, error) {
 func cmdConfig(c *call) {
 	switch sub := strings.ToLower(c.argStr(1)); {
 	case sub == "get" && c.nargs() >= 3:
-		var out [][]byte
-		for _, p := range configParams {
-			for _, pat := range c.args[2:] {
-				if keyspace.MatchPattern(strings.ToLower(string(pat)), []byte(p.name)) {
-					out = append(out, []byte(p.name), []byte(p.get(c.s)))
-					break
-				}
-			}
+		c.configGet()
+	case sub == "set" && c.nargs() >= 4:
+		if c.nargs()%2 != 0 {
+			c.syntaxError()
+			return
 		}
-		c.bulks(out)
-	case sub == "set" && c.nargs() >= 4 && c.nargs()%2 == 0:
 		c.configSet()
 	case sub == "resetstat" && c.nargs() == 2:
 		c.s.resetStats()
@@ -150,6 +148,35 @@ func cmdConfig(c *call) {
 	}
 }
 
+// configGet answers CONFIG GET as Redis 7.0 does: a name without glob
+// characters is looked up case-insensitively and echoed as given; a
+// pattern matches names case-insensitively. Each name appears once.
+func (c *call) configGet() {
+	var out [][]byte
+	seen := map[string]bool{}
+	add := func(name string, p configParam) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, []byte(name), []byte(p.get(c.s)))
+		}
+	}
+	for _, arg := range c.args[2:] {
+		pat := strings.ToLower(string(arg))
+		if !strings.ContainsAny(pat, "*?[") {
+			if i := slices.IndexFunc(configParams, func(p configParam) bool { return p.name == pat }); i >= 0 {
+				add(string(arg), configParams[i])
+			}
+			continue
+		}
+		for _, p := range configParams {
+			if keyspace.MatchPattern(pat, []byte(p.name)) {
+				add(p.name, p)
+			}
+		}
+	}
+	c.bulks(out)
+}
+
 // configSet applies every pair or none: all are checked first.
 func (c *call) configSet() {
 	type change struct {
@@ -165,6 +192,10 @@ func (c *call) configSet() {
 			return
 		}
 		p := configParams[idx]
+		if slices.ContainsFunc(changes, func(ch change) bool { return ch.p.name == p.name }) {
+			c.errorf(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name))
+			return
+		}
 		if p.set == nil {
 			c.errorf(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name))
 			return

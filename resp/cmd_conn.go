@@ -118,55 +118,63 @@ func cmdAuth(c *call) {
 	c.ok()
 }
 
-// cmdHello speaks RESP2 only: HELLO 3 is refused with NOPROTO, which
-// clients (go-redis, redis-cli -3) take as "use RESP2".
+// cmdHello speaks RESP2 only. HELLO 3 goes through Redis's steps (AUTH,
+// then SETNAME) and is refused with NOPROTO where Redis would switch
+// protocols; clients (go-redis, redis-cli -3) take that as "use RESP2".
 func cmdHello(c *call) {
 	i := 1
+	var ver int64
 	if c.nargs() >= 2 {
 		v, ok := parseInt(c.arg(1))
 		if !ok {
 			c.errorf("ERR Protocol version is not an integer or out of range")
 			return
 		}
-		if v != 2 {
+		if v < 2 || v > 3 {
 			c.errorf(msgNoProto)
 			return
 		}
-		i = 2
+		ver, i = v, 2
 	}
-	var name []byte
-	authed := c.cl.authed
+	var name, user, pass []byte
 	for ; i < c.nargs(); i++ {
+		more := c.nargs() - 1 - i
 		switch {
-		case c.is(i, "AUTH") && i+2 < c.nargs():
-			want := c.s.config().RequirePass
-			if c.argStr(i+1) != "default" || (want != "" && c.argStr(i+2) != want) {
-				c.errorf(msgWrongPass)
-				return
-			}
-			authed = true
+		case c.is(i, "AUTH") && more >= 2:
+			user, pass = c.arg(i+1), c.arg(i+2)
 			i += 2
-		case c.is(i, "SETNAME") && i+1 < c.nargs():
+		case c.is(i, "SETNAME") && more >= 1:
 			name = c.arg(i + 1)
-			if !validClientName(name) {
-				c.errorf("ERR Client names cannot contain spaces, newlines or special characters.")
-				return
-			}
 			i++
 		default:
-			c.errorf(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", clip(c.argStr(i))))
+			c.errorf(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", noNewlines(c.argStr(i))))
 			return
 		}
 	}
-	if !authed {
+	if user != nil {
+		want := c.s.config().RequirePass
+		if string(user) != "default" || (want != "" && string(pass) != want) {
+			c.errorf(msgWrongPass)
+			return
+		}
+		c.cl.authed = true
+	}
+	if !c.cl.authed {
 		c.errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
-	c.cl.authed = true
 	if name != nil {
+		if !validClientName(name) {
+			c.errorf("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
 		c.cl.info.Lock()
 		c.cl.info.name = string(name)
 		c.cl.info.Unlock()
+	}
+	if ver == 3 {
+		c.errorf(msgNoProto)
+		return
 	}
 	c.array(14)
 	c.bulkString("server")
@@ -213,30 +221,23 @@ func cmdClient(c *call) {
 		c.cl.info.name = c.argStr(2)
 		c.cl.info.Unlock()
 		c.ok()
-	case sub == "setinfo" && c.nargs() == 4:
-		switch {
-		case c.is(2, "lib-name"):
-			c.cl.libName = c.argStr(3)
-		case c.is(2, "lib-ver"):
-			c.cl.libVer = c.argStr(3)
-		default:
-			c.errorf(fmt.Sprintf("ERR Unrecognized option '%s'", clip(c.argStr(2))))
-			return
-		}
-		c.ok()
 	case sub == "list":
 		c.clientList()
 	case sub == "info" && c.nargs() == 2:
 		c.bulkString(c.cl.describe())
 	case sub == "kill" && c.nargs() >= 3:
 		c.clientKill()
-	case (sub == "no-evict" || sub == "no-touch") && c.nargs() == 3:
+	case sub == "no-evict" && c.nargs() == 3:
+		if !c.is(2, "on") && !c.is(2, "off") {
+			c.syntaxError()
+			return
+		}
 		c.ok()
 	case sub == "help" && c.nargs() == 2:
-		c.helpReply("CLIENT", "ID", "GETNAME", "SETNAME <name>", "SETINFO <LIB-NAME|LIB-VER> <value>",
+		c.helpReply("CLIENT", "ID", "GETNAME", "SETNAME <name>",
 			"LIST [TYPE normal|pubsub] [ID id ...]", "INFO", "KILL <ip:port> | KILL <option> <value> [...]")
 	default:
-		c.errorf(errUnknownSubcommand("client", c.argStr(1)))
+		c.errorf(errSubcommandSyntax("client", c.argStr(1)))
 	}
 }
 
@@ -255,8 +256,8 @@ func (c *call) clientList() {
 		case c.is(i, "ID") && i+1 < c.nargs():
 			ids = map[uint64]bool{}
 			for i++; i < c.nargs(); i++ {
-				n, ok := parseInt(c.arg(i))
-				if !ok || n <= 0 {
+				n, ok := parseInt(c.arg(i)) // 0 and negative ones match nothing
+				if !ok {
 					c.errorf("ERR Invalid client ID")
 					return
 				}
@@ -350,6 +351,10 @@ func (c *call) clientKill() {
 		case c.is(i, "LADDR"):
 			laddr = v
 		case c.is(i, "USER"):
+			if v != "default" {
+				c.errorf(fmt.Sprintf("ERR No such user '%s'", noNewlines(v)))
+				return
+			}
 			user = v
 		case c.is(i, "TYPE"):
 			typ = strings.ToLower(v)

@@ -98,12 +98,11 @@ func cmdExec(c *call) {
 		c.errorf(msgExecAbort)
 		return
 	}
-	if cl.dirty.Load() || c.watchedExpired() {
-		c.nullArray()
-		return
-	}
 	// The keys of every command, in the database each will run in (a
-	// queued SELECT moves the ones after it).
+	// queued SELECT moves the ones after it), and the watched keys: the
+	// watches are checked holding their lock stripes, so a write to a
+	// watched key either marked it before (see client.run) or waits for
+	// this transaction to commit.
 	var keys []keyspace.DBKey
 	var touched []dbKeys
 	db := cl.db
@@ -123,12 +122,25 @@ func cmdExec(c *call) {
 			}
 		}
 	}
+	for _, w := range cl.watched {
+		keys = append(keys, keyspace.DBKey{DB: w.db, Key: []byte(w.key)})
+	}
+	tx := c.st.Begin(keys)
+	if cl.dirty.Load() || c.watchedExpired() {
+		tx.Abort()
+		c.nullArray()
+		return
+	}
+	// Other clients' watches on the keys written here are marked while
+	// the stripes are held, for the same reason.
+	for _, t := range touched {
+		c.s.watch.touch(t.db, t.keys)
+	}
 	if hasWrite && !cl.wrote {
 		cl.wrote = true
 		cl.writeMark = len(cl.out)
 	}
 	mark := len(cl.out)
-	tx := c.st.Begin(keys)
 	c.array(len(m.cmds))
 	for _, q := range m.cmds {
 		cl.run(q.cmd, q.args, tx.Store(), true)
@@ -138,6 +150,8 @@ func cmdExec(c *call) {
 		c.fail(err)
 		return
 	}
+	// Again after the commit: a WATCH registered since the marks above may
+	// have read the values this transaction replaced.
 	for _, t := range touched {
 		c.s.watch.touch(t.db, t.keys)
 		c.s.blocked.signal(t.db, t.keys)

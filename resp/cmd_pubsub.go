@@ -163,12 +163,18 @@ func cmdPubsub(c *call) {
 		n := len(s.pubsub.patterns)
 		s.pubsub.mu.RUnlock()
 		c.int(int64(n))
-	case (sub == "shardchannels" && c.nargs() <= 3) || sub == "shardnumsub":
-		c.array(0)
+	case sub == "shardchannels" && c.nargs() <= 3:
+		c.array(0) // no shard channels: SSUBSCRIBE is not supported
+	case sub == "shardnumsub":
+		c.array(2 * (c.nargs() - 2))
+		for _, ch := range c.args[2:] {
+			c.bulk(ch)
+			c.int(0)
+		}
 	case sub == "help" && c.nargs() == 2:
 		c.helpReply("PUBSUB", "CHANNELS [<pattern>]", "NUMPAT", "NUMSUB [<channel> ...]")
 	default:
-		c.errorf(errUnknownSubcommand("pubsub", c.argStr(1)))
+		c.errorf(errSubcommandSyntax("pubsub", c.argStr(1)))
 	}
 }
 

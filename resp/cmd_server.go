@@ -61,6 +61,7 @@ func cmdFlushDB(c *call) {
 	if !c.flushMode() {
 		return
 	}
+	c.s.watch.touchDB(c.db) // before and after: see client.run
 	if c.fail(c.st.FlushDB(c.ctx, c.db)) {
 		return
 	}
@@ -72,6 +73,7 @@ func cmdFlushAll(c *call) {
 	if !c.flushMode() {
 		return
 	}
+	c.s.watch.touchDB(-1) // before and after: see client.run
 	if c.fail(c.st.FlushAll(c.ctx)) {
 		return
 	}
@@ -177,21 +179,22 @@ func cmdSlowlog(c *call) {
 	case sub == "help" && c.nargs() == 2:
 		c.helpReply("SLOWLOG", "GET [<count>]", "LEN", "RESET")
 	default:
-		c.errorf(errUnknownSubcommand("slowlog", c.argStr(1)))
+		c.errorf(errSubcommandSyntax("slowlog", c.argStr(1)))
 	}
 }
 
 func cmdMemory(c *call) {
 	switch sub := strings.ToLower(c.argStr(1)); {
-	case sub == "usage" && (c.nargs() == 3 || c.nargs() == 5):
-		if c.nargs() == 5 {
-			if !c.is(3, "SAMPLES") {
+	case sub == "usage":
+		for i := 3; i < c.nargs(); i++ {
+			if !c.is(i, "SAMPLES") || i+1 >= c.nargs() {
 				c.syntaxError()
 				return
 			}
-			if _, ok := c.intArg(4); !ok {
+			if _, ok := c.intArg(i + 1); !ok {
 				return
 			}
+			i++
 		}
 		n, ok, err := c.st.Usage(c.ctx, c.db, c.arg(2))
 		if c.fail(err) {
@@ -205,7 +208,7 @@ func cmdMemory(c *call) {
 	case sub == "help" && c.nargs() == 2:
 		c.helpReply("MEMORY", "USAGE <key> [SAMPLES <count>]")
 	default:
-		c.errorf(errUnknownSubcommand("memory", c.argStr(1)))
+		c.errorf(errSubcommandSyntax("memory", c.argStr(1)))
 	}
 }
 
@@ -221,7 +224,7 @@ func cmdObject(c *call) {
 		return
 	}
 	if c.nargs() != 3 || (sub != "encoding" && sub != "refcount" && sub != "idletime" && sub != "freq") {
-		c.errorf(errUnknownSubcommand("object", c.argStr(1)))
+		c.errorf(errSubcommandSyntax("object", c.argStr(1)))
 		return
 	}
 	enc, ok, err := c.st.Encoding(c.ctx, c.db, c.arg(2))
@@ -272,7 +275,7 @@ func cmdCommand(c *call) {
 		c.array(len(cmds))
 		for _, cmd := range cmds {
 			if cmd == nil {
-				c.nullArray()
+				c.null()
 			} else {
 				c.commandInfo(cmd)
 			}

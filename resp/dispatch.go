@@ -10,7 +10,9 @@ import (
 )
 
 // execute runs one command from the client's pipeline: the checks every
-// command shares, in Redis's order, then queueing (MULTI) or running it.
+// command shares, in Redis 7.0's order (processCommand), then queueing
+// (MULTI) or running it. A command refused here flags an open transaction,
+// so its EXEC aborts; EXEC itself, refused, aborts it at once.
 func (c *client) execute(args [][]byte) {
 	if len(args) == 0 {
 		return
@@ -18,30 +20,82 @@ func (c *client) execute(args [][]byte) {
 	s := c.s
 	s.stats.commands.Add(1)
 	cmd := lookup(args[0])
-	if s.monitors.active() && (cmd == nil || cmd.flags&flagAdmin == 0) {
-		s.monitors.feed(c, args)
-	}
 	c.reply(func() {
-		switch {
-		case cmd == nil:
+		if msg := c.refusal(cmd, args); msg != "" {
+			if cmd != nil {
+				s.cmdStats[cmd.id].rejected.Add(1)
+			}
+			if cmd != nil && cmd.name == "exec" {
+				c.multi = nil
+				c.unwatchAll()
+				c.errorReply("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+				return
+			}
 			c.flagMulti()
-			c.errorReply(errUnknownCommand(string(args[0]), args[1:min(len(args), 4)]))
-		case !cmd.arityOK(len(args)):
-			c.flagMulti()
-			c.errorReply(errArity(cmd.name))
-			s.cmdStats[cmd.id].rejected.Add(1)
-		case !c.authed && cmd.flags&flagNoAuth == 0:
-			c.flagMulti()
-			c.errorReply(msgNoAuth)
-		case c.subscribed() && cmd.flags&flagPubSub == 0:
-			c.errorReply(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.name))
-		case c.multi != nil && cmd.flags&flagNoMulti == 0:
+			c.errorReply(msg)
+			return
+		}
+		if c.multi != nil && cmd.flags&flagNoMulti == 0 {
 			c.multi.queue(cmd, args)
 			c.out = append(c.out, "+QUEUED\r\n"...)
-		default:
-			c.run(cmd, args, s.store, false)
+			return
 		}
+		c.run(cmd, args, s.store, false)
 	})
+}
+
+// refusal is the error the dispatcher answers cmd with instead of running
+// or queueing it, or "".
+func (c *client) refusal(cmd *command, args [][]byte) string {
+	if cmd == nil {
+		return errUnknownCommand(string(args[0]), args[1:])
+	}
+	if !cmd.arityOK(len(args)) {
+		return errArity(cmd.name)
+	}
+	name := cmd.name
+	if subs := subcommandArity[cmd.name]; subs != nil && len(args) >= 2 {
+		sub := strings.ToLower(string(args[1]))
+		arity, ok := subs[sub]
+		if !ok {
+			return errUnknownSubcommand(cmd.name, string(args[1]))
+		}
+		name = cmd.name + "|" + sub
+		if arity >= 0 && len(args) != arity || arity < 0 && len(args) < -arity {
+			return errArity(name)
+		}
+	}
+	if !c.authed && cmd.flags&flagNoAuth == 0 {
+		return msgNoAuth
+	}
+	if c.multi != nil && deniedInMulti[cmd.name] {
+		return "ERR Command not allowed inside a transaction"
+	}
+	if c.subscribed() && cmd.flags&flagPubSub == 0 {
+		return fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name)
+	}
+	return ""
+}
+
+// deniedInMulti are the commands Redis flags no_multi: refused inside
+// MULTI, which then aborts.
+var deniedInMulti = map[string]bool{"save": true, "shutdown": true}
+
+// subcommandArity is the subcommands of the container commands and their
+// arity (Redis's rule, counting the container and the subcommand), as
+// Redis 7.0's command table has them: the dispatcher refuses an unknown
+// subcommand or a wrong count before queueing, as Redis does.
+var subcommandArity = map[string]map[string]int{
+	"client": {"caching": 3, "getname": 2, "getredir": 2, "help": 2, "id": 2, "info": 2, "kill": -3,
+		"list": -2, "no-evict": 3, "pause": -3, "reply": 3, "setname": 3,
+		"tracking": -3, "trackinginfo": 2, "unblock": -3, "unpause": 2},
+	"config":  {"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2},
+	"command": {"count": 2, "docs": -2, "getkeys": -4, "getkeysandflags": -4, "help": 2, "info": -2, "list": -2},
+	"memory":  {"doctor": 2, "help": 2, "malloc-stats": 2, "purge": 2, "stats": 2, "usage": -3},
+	"object":  {"encoding": 3, "freq": 3, "help": 2, "idletime": 3, "refcount": 3},
+	"slowlog": {"get": -2, "help": 2, "len": 2, "reset": 2},
+	"pubsub": {"channels": -2, "help": 2, "numpat": 2, "numsub": -2, "shardchannels": -2,
+		"shardnumsub": -2},
 }
 
 // reply runs fn, which writes exactly one reply, keeping count of the
@@ -67,6 +121,18 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		c.writeMark = len(c.out)
 	}
 	c.setInfo(cmd.name)
+	// WATCH: mark the key's watchers before the write and again after.
+	// Before: an EXEC checks its watches holding the lock stripes of the
+	// watched keys, so either it sees this mark or it holds the key and
+	// this write waits for its commit. After: a WATCH registered while the
+	// write was under way may have read the old value. (A write that turns
+	// out not to change anything still marks, so WATCH may abort where
+	// Redis would not; never the other way round.)
+	var keys [][]byte
+	if cmd.flags&flagWrite != 0 && !inTx {
+		keys = cmd.keysOf(args)
+		s.watch.touch(c.db, keys)
+	}
 	cl := call{ctx: context.Background(), s: s, cl: c, st: st, cmd: cmd, args: args, db: c.db, inTx: inTx, out: &c.out}
 	before := len(c.out)
 	start := time.Now()
@@ -79,8 +145,10 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		st2.failed.Add(1)
 	}
 	s.slowlog.record(c, args, elapsed)
-	if cmd.flags&flagWrite != 0 && !inTx {
-		keys := cmd.keysOf(args)
+	if cmd.flags&flagAdmin == 0 && s.monitors.active() {
+		s.monitors.feed(c, args) // after running, as Redis's call() does
+	}
+	if keys != nil {
 		s.watch.touch(cl.db, keys)
 		s.blocked.signal(cl.db, keys)
 	}

@@ -33,17 +33,32 @@ const (
 	msgBusyLoading     = "LOADING Redis is loading the dataset in memory"
 )
 
+// errUnknownCommand words Redis 7.0's refusal of an unknown command: the
+// name cut at 128 bytes, then the arguments quoted one by one while the
+// excerpt is under 128 bytes, each cut to what is left of them (C's %.*s,
+// which counts bytes), newlines turned into spaces.
 func errUnknownCommand(name string, args [][]byte) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with: ", clip(name))
+	var ex []byte
 	for _, a := range args {
-		fmt.Fprintf(&b, "'%s' ", clip(string(a)))
+		if len(ex) >= 128 {
+			break
+		}
+		room := 128 - len(ex)
+		ex = append(ex, '\'')
+		ex = append(ex, a[:min(len(a), room)]...)
+		ex = append(ex, '\'', ' ')
 	}
-	return b.String()
+	return "ERR unknown command '" + clip(name) + "', with args beginning with: " + noNewlines(string(ex))
 }
 
 func errUnknownSubcommand(cmd, sub string) string {
 	return fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", clip(sub), strings.ToUpper(cmd))
+}
+
+// errSubcommandSyntax is Redis's addReplySubcommandSyntaxError: a known
+// subcommand with arguments its handler does not take.
+func errSubcommandSyntax(cmd, sub string) string {
+	return fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.", clip(sub), strings.ToUpper(cmd))
 }
 
 func errArity(name string) string {
@@ -55,12 +70,22 @@ func clip(s string) string {
 	if len(s) > 128 {
 		s = s[:128]
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
+	return noNewlines(s)
+}
+
+// noNewlines turns CR and LF into spaces, as Redis does to user text in an
+// error, which must stay one line. Bytes, not runes: arguments are binary.
+func noNewlines(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	b := []byte(s)
+	for i, ch := range b {
+		if ch == '\r' || ch == '\n' {
+			b[i] = ' '
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // errorText is the reply text of err: Redis's own text for the keyspace's

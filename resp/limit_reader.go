@@ -1,12 +1,17 @@
 package resp
 
-import "io"
+import (
+	"bytes"
+	"io"
+	"strconv"
+)
 
 // Limits of the protocol reader, as redis-server has them.
 const (
 	maxMultibulkLen = 1024 * 1024 // arguments of one command
 	maxInlineSize   = 64 * 1024   // bytes of one inline command
 	maxHeaderLine   = 64 * 1024
+	holdMax         = 1 << 20 // bytes of an unfinished command held back from redcon
 )
 
 // protocolError is a request the server refuses before parsing it. msg,
@@ -21,7 +26,9 @@ func (e *protocolError) Error() string { return e.msg }
 // proto-max-bulk-len, too many arguments, an oversized inline command or a
 // command larger than the query buffer limit, before redcon buffers it.
 // It also drops the empty multibulks `*0` and `*-1`, which Redis ignores
-// and redcon rejects.
+// and redcon rejects, words framing errors as Redis does, and turns inline
+// commands into multibulks split as Redis splits them (sdssplitargs:
+// quotes, \xHH escapes, tabs), which redcon does differently.
 //
 // The bytes before a refused frame are returned first, so the commands
 // that preceded it run; the error comes with the next Read.
@@ -54,7 +61,6 @@ const (
 	stBulkHeader
 	stBulkBody
 	stInline
-	stBroken // framing lost: redcon reports the error
 )
 
 func newLimitReader(r io.Reader, maxBulk, maxQuery int64) *limitReader {
@@ -68,7 +74,11 @@ func (l *limitReader) unread(b []byte) {
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	for {
-		if len(l.out) > 0 {
+		// Hand redcon whole commands (or big pieces): it parses its buffer
+		// from the start of the unfinished command on every Read, so a
+		// command of a million arguments fed 16 KB at a time would cost
+		// quadratic time.
+		if len(l.out) > 0 && (l.state == stFrame || len(l.out) >= holdMax || l.err != nil) {
 			n := copy(p, l.out)
 			l.out = l.out[n:]
 			return n, nil
@@ -84,7 +94,7 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		} else {
 			n, err = l.r.Read(l.buf)
 		}
-		l.out = l.scan(l.buf[:n], l.out[:0])
+		l.out = l.scan(l.buf[:n], l.out)
 		if err != nil {
 			l.err = err
 		}
@@ -99,8 +109,6 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 		}
 		c := b[i]
 		switch l.state {
-		case stBroken:
-			return append(out, b[i:]...)
 		case stFrame:
 			l.cmdBytes = 0
 			if c == '*' {
@@ -110,6 +118,7 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 				continue
 			}
 			l.startLine(stInline)
+			l.held = l.held[:0]
 		case stBulkBody:
 			n := min(int64(len(b)-i), l.left)
 			out = append(out, b[i:i+int(n)]...)
@@ -128,8 +137,8 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 			continue
 		case stBulkStart:
 			if c != '$' {
-				l.state = stBroken
-				continue
+				l.err = &protocolError{"ERR Protocol error: expected '$', got '" + string(c) + "'"}
+				return out
 			}
 			l.startLine(stBulkHeader)
 			out = append(out, c)
@@ -156,13 +165,20 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 		}
 		switch l.state {
 		case stInline:
-			out = append(out, chunk...)
 			if l.line > maxInlineSize && !done {
 				l.err = &protocolError{"ERR Protocol error: too big inline request"}
 				return out
 			}
+			l.held = append(l.held, chunk...)
 			if done {
 				l.state = stFrame
+				line := bytes.TrimSuffix(bytes.TrimSuffix(l.held, []byte("\n")), []byte("\r"))
+				args, ok := splitArgs(line)
+				if !ok {
+					l.err = &protocolError{"ERR Protocol error: unbalanced quotes in request"}
+					return out
+				}
+				out = appendCommand(out, args)
 			}
 		case stArrayHeader:
 			l.held = append(l.held, chunk...)
@@ -176,8 +192,8 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 			}
 			switch {
 			case l.bad:
-				out = append(out, l.held...) // redcon words the error
-				l.state = stBroken
+				l.err = &protocolError{"ERR Protocol error: invalid multibulk length"}
+				return out
 			case l.neg || l.num == 0:
 				l.state = stFrame // ignored, as Redis does
 			case l.num > maxMultibulkLen:
@@ -189,19 +205,22 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 				l.state = stBulkStart
 			}
 		case stBulkHeader:
-			out = append(out, chunk...)
 			l.digest(chunk)
 			if l.line > maxHeaderLine {
 				l.err = &protocolError{"ERR Protocol error: too big bulk count string"}
 				return out
 			}
 			if !done {
+				out = append(out, chunk...)
 				continue
 			}
+			// A bad header is not passed on: redcon would refuse the
+			// whole buffer, dropping the commands before it.
 			if l.bad || l.neg || l.num > l.maxBulk {
 				l.err = &protocolError{"ERR Protocol error: invalid bulk length"}
 				return out
 			}
+			out = append(out, chunk...)
 			l.left = l.num + 2
 			l.state = stBulkBody
 		}
@@ -246,4 +265,134 @@ func (l *limitReader) count(n int64) bool {
 		return false
 	}
 	return true
+}
+
+// appendCommand appends args as a RESP multibulk.
+func appendCommand(dst []byte, args [][]byte) []byte {
+	if len(args) == 0 {
+		return dst // a blank line: Redis ignores it
+	}
+	dst = append(dst, '*')
+	dst = strconv.AppendInt(dst, int64(len(args)), 10)
+	dst = append(dst, '\r', '\n')
+	for _, a := range args {
+		dst = append(dst, '$')
+		dst = strconv.AppendInt(dst, int64(len(a)), 10)
+		dst = append(dst, '\r', '\n')
+		dst = append(dst, a...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
+}
+
+// splitArgs splits an inline command as Redis's sdssplitargs does:
+// arguments separated by white space; in double quotes the escapes \n \r
+// \t \b \a \xHH and \c (any other c); in single quotes only \'; a closing
+// quote must be followed by white space or the end. A NUL ends the line,
+// as it ends the C string. ok is false for unbalanced quotes.
+func splitArgs(line []byte) (args [][]byte, ok bool) {
+	at := func(i int) byte {
+		if i < len(line) {
+			return line[i]
+		}
+		return 0
+	}
+	p := 0
+	for {
+		for isSpace(at(p)) {
+			p++
+		}
+		if at(p) == 0 {
+			return args, true
+		}
+		var cur []byte
+		inq, insq := false, false
+		for done := false; !done; {
+			c := at(p)
+			switch {
+			case inq:
+				switch {
+				case c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
+					cur = append(cur, unhex(at(p+2))<<4|unhex(at(p+3)))
+					p += 3
+				case c == '\\' && at(p+1) != 0:
+					p++
+					e := at(p)
+					switch e {
+					case 'n':
+						e = '\n'
+					case 'r':
+						e = '\r'
+					case 't':
+						e = '\t'
+					case 'b':
+						e = '\b'
+					case 'a':
+						e = '\a'
+					}
+					cur = append(cur, e)
+				case c == '"':
+					if at(p+1) != 0 && !isSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			case insq:
+				switch {
+				case c == '\\' && at(p+1) == '\'':
+					p++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if at(p+1) != 0 && !isSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			default:
+				switch c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if c != 0 {
+				p++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }

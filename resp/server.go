@@ -70,8 +70,8 @@ func (c *Config) ensureDefaults() {
 
 // Validate reports a setting out of its range.
 func (c *Config) Validate() error {
-	if c.AppendFsync != "always" && c.AppendFsync != "everysec" {
-		return fmt.Errorf("appendfsync must be always or everysec, not %q", c.AppendFsync)
+	if c.AppendFsync != "always" && c.AppendFsync != "everysec" && c.AppendFsync != "no" {
+		return fmt.Errorf("appendfsync must be always, everysec or no, not %q", c.AppendFsync)
 	}
 	return nil
 }
