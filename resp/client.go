@@ -47,12 +47,12 @@ type client struct {
 	// Read by CLIENT LIST from other goroutines.
 	info struct {
 		sync.Mutex
-		name    string
-		lastCmd string
-		db      int
-		flags   string
+		name  string
+		flags string
 	}
 	lastActive atomic.Int64 // unix nanoseconds
+	lastCmd    atomic.Pointer[command]
+	infoDB     atomic.Int32
 	killed     atomic.Bool
 
 	// Owned by the client's goroutine.
@@ -65,6 +65,8 @@ type client struct {
 	psubs   map[string]bool
 	monitor bool
 	quit    bool
+	calls   [2]call // the running command, and one inside EXEC
+	depth   int
 
 	// Durability of the current pipeline: the offset in out of the first
 	// reply to a write, and how many replies follow from there.
@@ -239,10 +241,9 @@ func (c *client) close() {
 	c.s.removeClient(c)
 }
 
-// setInfo updates the fields CLIENT LIST shows.
-func (c *client) setInfo(cmd string) {
-	c.info.Lock()
-	c.info.lastCmd = cmd
-	c.info.db = c.db
-	c.info.Unlock()
+// setInfo updates the fields CLIENT LIST shows, without a lock: it runs
+// for every command.
+func (c *client) setInfo(cmd *command) {
+	c.lastCmd.Store(cmd)
+	c.infoDB.Store(int32(c.db))
 }

@@ -284,7 +284,11 @@ func (c *call) clientList() {
 // describe is the client's CLIENT LIST line.
 func (cl *client) describe() string {
 	cl.info.Lock()
-	name, cmd, db, flags := cl.info.name, cl.info.lastCmd, cl.info.db, cl.info.flags
+	name, flags := cl.info.name, cl.info.flags
+	db, cmd := cl.infoDB.Load(), ""
+	if last := cl.lastCmd.Load(); last != nil {
+		cmd = last.name
+	}
 	cl.info.Unlock()
 	if flags == "" {
 		flags = "N"

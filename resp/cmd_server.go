@@ -103,12 +103,13 @@ func cmdBgSave(c *call) {
 		c.syntaxError()
 		return
 	}
+	s := c.s // the call is reused once the handler returns
 	go func() {
-		if err := c.s.db.Flush(c.s.ctx); err != nil {
-			c.s.log.Warn("BGSAVE: memtable flush failed", "err", err)
+		if err := s.db.Flush(s.ctx); err != nil {
+			s.log.Warn("BGSAVE: memtable flush failed", "err", err)
 			return
 		}
-		c.s.lastSave.Store(time.Now().Unix())
+		s.lastSave.Store(time.Now().Unix())
 	}()
 	c.status("Background saving started")
 }

@@ -120,7 +120,7 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		c.wrote = true
 		c.writeMark = len(c.out)
 	}
-	c.setInfo(cmd.name)
+	c.setInfo(cmd)
 	// WATCH: mark the key's watchers before the write and again after.
 	// Before: an EXEC checks its watches holding the lock stripes of the
 	// watched keys, so either it sees this mark or it holds the key and
@@ -128,15 +128,18 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	// write was under way may have read the old value. (A write that turns
 	// out not to change anything still marks, so WATCH may abort where
 	// Redis would not; never the other way round.)
-	var keys [][]byte
-	if cmd.flags&flagWrite != 0 && !inTx {
-		keys = cmd.keysOf(args)
-		s.watch.touch(c.db, keys)
+	write := cmd.flags&flagWrite != 0 && !inTx
+	if write && s.watch.n.Load() > 0 {
+		s.watch.touch(c.db, cmd.keysOf(args))
 	}
-	cl := call{ctx: context.Background(), s: s, cl: c, st: st, cmd: cmd, args: args, db: c.db, inTx: inTx, out: &c.out}
+	// The call lives in the client (EXEC nests one level), not on the heap.
+	cl := &c.calls[c.depth]
+	c.depth++
+	*cl = call{ctx: context.Background(), s: s, cl: c, st: st, cmd: cmd, args: args, db: c.db, inTx: inTx, out: &c.out}
 	before := len(c.out)
 	start := time.Now()
-	cmd.handler(&cl)
+	cmd.handler(cl)
+	c.depth--
 	elapsed := time.Since(start)
 	st2 := &s.cmdStats[cmd.id]
 	st2.calls.Add(1)
@@ -148,10 +151,14 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	if cmd.flags&flagAdmin == 0 && s.monitors.active() {
 		s.monitors.feed(c, args) // after running, as Redis's call() does
 	}
-	if keys != nil {
+	// Keys are worked out only when someone watches or waits: a WATCH or
+	// a blocking pop that starts after these loads sees this write anyway.
+	if write && (s.watch.n.Load() > 0 || s.blocked.n.Load() > 0) {
+		keys := cmd.keysOf(args)
 		s.watch.touch(cl.db, keys)
 		s.blocked.signal(cl.db, keys)
 	}
+	*cl = call{}
 }
 
 // flagMulti marks the open transaction as failed: EXEC will refuse it.

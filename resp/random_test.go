@@ -67,6 +67,7 @@ func (g *gen) maybe(opts ...string) []string {
 	}
 	return []string{g.pick(opts...)}
 }
+
 // opt returns the option name and its value, or nothing, at random.
 func (g *gen) opt(name, value string) []string {
 	if g.r.IntN(2) == 0 {
@@ -144,7 +145,9 @@ var randomCmds = []randomCmd{
 	{gen: func(g *gen) []string { return cat("LREM", g.key(), g.small(), g.value()) }},
 	{gen: func(g *gen) []string { return cat("LTRIM", g.key(), g.small(), g.small()) }},
 	{gen: func(g *gen) []string { return cat("LINSERT", g.key(), g.pick("BEFORE", "AFTER"), g.value(), g.value()) }},
-	{gen: func(g *gen) []string { return cat("LPOS", g.key(), g.value(), g.opt("RANK", g.pick("1", "-1", "2")), g.opt("COUNT", g.pick("0", "2"))) }},
+	{gen: func(g *gen) []string {
+		return cat("LPOS", g.key(), g.value(), g.opt("RANK", g.pick("1", "-1", "2")), g.opt("COUNT", g.pick("0", "2")))
+	}},
 	{gen: func(g *gen) []string {
 		return cat("LMOVE", g.key(), g.key(), g.pick("LEFT", "RIGHT"), g.pick("LEFT", "RIGHT"))
 	}},
@@ -174,11 +177,15 @@ var randomCmds = []randomCmd{
 	{gen: func(g *gen) []string {
 		return cat("ZRANGEBYSCORE", g.key(), g.pick("-inf", "(0", "1", "-3"), g.pick("+inf", "5", "(2"), g.maybe("WITHSCORES"))
 	}},
-	{gen: func(g *gen) []string { return cat("ZCOUNT", g.key(), g.pick("-inf", "(0", "1"), g.pick("+inf", "5", "(2")) }},
+	{gen: func(g *gen) []string {
+		return cat("ZCOUNT", g.key(), g.pick("-inf", "(0", "1"), g.pick("+inf", "5", "(2"))
+	}},
 	{gen: func(g *gen) []string { return cat(g.pick("ZRANK", "ZREVRANK"), g.key(), g.member()) }},
 	{gen: func(g *gen) []string { return cat(g.pick("ZPOPMIN", "ZPOPMAX"), g.key(), g.maybe("2")) }},
 	{gen: func(g *gen) []string { return cat("ZREMRANGEBYRANK", g.key(), g.small(), g.small()) }},
-	{gen: func(g *gen) []string { return cat("ZREMRANGEBYSCORE", g.key(), g.pick("-inf", "(0"), g.pick("+inf", "3")) }},
+	{gen: func(g *gen) []string {
+		return cat("ZREMRANGEBYSCORE", g.key(), g.pick("-inf", "(0"), g.pick("+inf", "3"))
+	}},
 	{gen: func(g *gen) []string { return cat("ZMSCORE", g.key(), g.member(), g.member()) }},
 	{gen: func(g *gen) []string {
 		return cat(g.pick("ZUNIONSTORE", "ZINTERSTORE"), g.key(), "2", g.key(), g.key(), g.opt("AGGREGATE", g.pick("MIN", "MAX", "SUM")))
