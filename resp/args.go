@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // parseInt parses a 64-bit integer as Redis's string2ll does: decimal
@@ -67,16 +68,25 @@ func (c *call) is(i int, name string) bool {
 }
 
 // timeoutArg parses a blocking command's timeout in seconds (a double, as
-// in Redis 6+) into milliseconds; 0 means forever.
+// in Redis 6+) into milliseconds; 0 means forever. It converts as Redis
+// 7.0's getTimeoutFromObjectOrReply does: the milliseconds are rounded up
+// (so a tiny positive timeout is 1 ms and one in (-0.001, 0] is 0, forever);
+// a value too large for a long long (inf, 1e300) becomes LLONG_MIN there,
+// hence "negative"; one whose deadline overflows never times out.
 func (c *call) timeoutArg(i int) (int64, bool) {
 	f, ok := parseFloat(c.args[i])
-	if !ok || math.IsInf(f, 0) {
+	if !ok {
 		c.errorf(msgTimeoutNotFloat)
 		return 0, false
 	}
-	if f < 0 {
+	ms := math.Ceil(f * 1000)
+	if ms < 0 || ms >= math.MaxInt64 {
 		c.errorf(msgTimeoutNegative)
 		return 0, false
 	}
-	return int64(math.Ceil(f * 1000)), true
+	n := int64(ms)
+	if n > math.MaxInt64-time.Now().UnixMilli() {
+		return 0, true
+	}
+	return n, true
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"errors"
+	"math"
 	"os"
 	"time"
 )
@@ -33,10 +34,19 @@ func (c *call) block(keys [][]byte, timeoutMs int64, try func() bool, timedOut f
 	if err := cl.flushLocked(); err != nil {
 		return
 	}
+	if c.cmd.flags&flagWrite != 0 {
+		// flushLocked settled the durability of the replies before this
+		// one; the pop this command will make is a write of its own, and
+		// its reply must wait for it too (doc.go, invariant 2).
+		cl.wrote = true
+		cl.writeMark = len(cl.out)
+	}
 	stopWatch := cl.watchDisconnect()
 	defer stopWatch()
 	var timer <-chan time.Time
-	if timeoutMs > 0 {
+	// A timeout past what a time.Duration holds (~292 years) would
+	// overflow to a negative one and fire at once: it is forever.
+	if timeoutMs > 0 && timeoutMs <= math.MaxInt64/int64(time.Millisecond) {
 		t := time.NewTimer(time.Duration(timeoutMs) * time.Millisecond)
 		defer t.Stop()
 		timer = t.C
@@ -44,17 +54,30 @@ func (c *call) block(keys [][]byte, timeoutMs int64, try func() bool, timedOut f
 	for !served {
 		select {
 		case <-w.wake:
+			if cl.ctx.Err() != nil {
+				// Gone as well as woken: take nothing.
+				c.gone(timedOut)
+				return
+			}
 			served = try()
 		case <-timer:
 			timedOut()
 			return
 		case <-cl.ctx.Done():
-			// Killed, disconnected or shutting down: Redis answers a
-			// shutdown with the timeout reply; a gone client gets nothing.
-			timedOut()
+			c.gone(timedOut)
 			return
 		}
 	}
+}
+
+// gone ends a wait cut short by the client's context: a killed or
+// disconnected client gets no reply (its connection is closing); on
+// shutdown the client gets the timeout reply, as Close documents.
+func (c *call) gone(timedOut func()) {
+	if c.cl.killed.Load() || c.s.ctx.Err() == nil {
+		return
+	}
+	timedOut()
 }
 
 // watchDisconnect reads the socket while the client is blocked, so a

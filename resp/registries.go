@@ -131,9 +131,10 @@ func (b *blockRegistry) add(db int, keys [][]byte) *waiter {
 	return w
 }
 
-// remove takes w off its queues. If it was woken and is leaving without
-// acting on it (served, timed out, gone), the next waiter of each of its
-// keys is woken in its place.
+// remove takes w off its queues and wakes the next waiter of each of its
+// keys: w may have been woken and be leaving without acting on it (timed
+// out, gone), or served while more data is left. A needless wake-up only
+// costs the next waiter a try.
 func (b *blockRegistry) remove(w *waiter) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
