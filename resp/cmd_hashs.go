@@ -1,11 +1,7 @@
 package resp
 
 import (
-	"bytes"
 	"math"
-	"math/rand/v2"
-	"strconv"
-	"sync"
 )
 
 var hashCommands = []*command{
@@ -303,7 +299,7 @@ func (c *call) randReplyGuard(size int) bool {
 // the cursor is checked first, then the key (a missing key is an empty
 // scan whatever the options), then the options.
 func cmdHScan(c *call) {
-	cursor, ok := elemCursors.decode(c.arg(2))
+	cursor, ok := scanCursors.decode(c.arg(2))
 	if !ok {
 		c.errorf("ERR invalid cursor")
 		return
@@ -381,142 +377,6 @@ func (c *call) elemScanOptions(i int) (elemScanOpts, bool) {
 // the caller writes.
 func (c *call) elemScanReply(next []byte, n int) {
 	c.array(2)
-	c.bulkString(elemCursors.encode(next))
+	c.bulkString(scanCursors.encode(next))
 	c.array(n)
-}
-
-// Element scan cursors (HSCAN, SSCAN; ZSCAN can use them too).
-//
-// keyspace.HScan and SScan resume from a cursor of bytes (the smallest
-// element name after the last one examined); Redis clients want an
-// unsigned integer, and some parse it as a signed 64-bit one. A cursor is
-// therefore a number below 2^63 that is one of:
-//
-//	0                       start a scan; as a reply: the scan is complete
-//	len<<56 | bytes         inline: a keyspace cursor of 1 to 7 bytes (names
-//	                        of up to 6 bytes), big-endian in the low 56 bits,
-//	                        zero-padded; len is 1..7, so the value is in
-//	                        [2^56, 2^59)
-//	1<<62 | id              an entry of the cursor table, for longer cursors
-//
-// Inline cursors need no state: they survive restarts and are never
-// evicted. The table is bounded (elemCursorEntries entries and
-// elemCursorBytes bytes of cursors, oldest issued evicted first), so a
-// client that pauses while thousands of other scans run, or a server
-// restart, can lose a long cursor: the next HSCAN with it replies "ERR
-// invalid cursor" rather than silently restarting (which could loop
-// forever) or resuming elsewhere. Table ids start at a random point, so an
-// id from before a restart is almost surely unknown rather than another
-// scan's. Any other number is an invalid cursor too: Redis accepts every
-// integer, but only the cursors it returned are meaningful there as well.
-// One table serves every Server and every key of the process: a cursor is
-// only a position in name order, so using it on another key is harmless.
-//
-// Sharing: this is the encoding SCAN's cursor table (cmd_keys.go, written
-// on another branch at the same time) uses, so the two tables are meant to
-// become one type; until then they are separate, with separate ids.
-const (
-	elemCursorInlineMax = 7
-	elemCursorTableFlag = uint64(1) << 62
-	elemCursorEntries   = 4096
-	elemCursorBytes     = 64 << 20
-)
-
-var elemCursors = newElemCursorTable(elemCursorEntries, elemCursorBytes)
-
-// elemCursorTable maps integer cursor ids to keyspace cursors, bounded,
-// oldest issued first out. An entry is issued once and looked up by the
-// next call of the same iteration, so issue order is the eviction order.
-type elemCursorTable struct {
-	mu       sync.Mutex
-	maxN     int
-	maxBytes int
-	bytes    int
-	next     uint64            // the next id
-	ids      map[uint64][]byte // id → cursor
-	order    []uint64          // ids in issue order from head (the oldest)
-	head     int
-}
-
-func newElemCursorTable(maxN, maxBytes int) *elemCursorTable {
-	return &elemCursorTable{
-		maxN: maxN, maxBytes: maxBytes,
-		next: rand.Uint64() >> 3, // room below 2^62 for a long while
-		ids:  make(map[uint64][]byte),
-	}
-}
-
-// encode returns the integer text for keyspace cursor cur (nil: "0").
-func (t *elemCursorTable) encode(cur []byte) string {
-	switch {
-	case cur == nil:
-		return "0"
-	case len(cur) >= 1 && len(cur) <= elemCursorInlineMax:
-		v := uint64(len(cur)) << 56
-		for i, b := range cur {
-			v |= uint64(b) << (48 - 8*i)
-		}
-		return strconv.FormatUint(v, 10)
-	}
-	return strconv.FormatUint(elemCursorTableFlag|t.put(cur), 10)
-}
-
-// decode returns the keyspace cursor for the integer text arg: nil for
-// "0" (and "", which Redis's strtoul reads as 0), false if arg is not a
-// cursor encode made (or one since evicted).
-func (t *elemCursorTable) decode(arg []byte) ([]byte, bool) {
-	if len(arg) == 0 {
-		return nil, true
-	}
-	if len(arg) > 20 || arg[0] < '0' || arg[0] > '9' {
-		return nil, false
-	}
-	v, err := strconv.ParseUint(string(arg), 10, 64)
-	switch {
-	case err != nil:
-		return nil, false
-	case v == 0:
-		return nil, true
-	case v&^(elemCursorTableFlag-1) == elemCursorTableFlag:
-		return t.get(v &^ elemCursorTableFlag)
-	case v>>59 != 0:
-		return nil, false
-	}
-	n := int(v >> 56)
-	if n == 0 || v&(1<<(56-8*n)-1) != 0 {
-		return nil, false
-	}
-	cur := make([]byte, n)
-	for i := range cur {
-		cur[i] = byte(v >> (48 - 8*i))
-	}
-	return cur, true
-}
-
-func (t *elemCursorTable) put(cur []byte) uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	id := t.next & (elemCursorTableFlag - 1)
-	t.next++
-	t.ids[id] = bytes.Clone(cur)
-	t.bytes += len(cur)
-	t.order = append(t.order, id)
-	for len(t.ids) > t.maxN || (t.bytes > t.maxBytes && len(t.ids) > 1) {
-		old := t.order[t.head]
-		t.head++
-		t.bytes -= len(t.ids[old])
-		delete(t.ids, old)
-	}
-	if t.head > len(t.order)/2 { // compact now and then
-		t.order = append(t.order[:0], t.order[t.head:]...)
-		t.head = 0
-	}
-	return id
-}
-
-func (t *elemCursorTable) get(id uint64) ([]byte, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cur, ok := t.ids[id]
-	return cur, ok
 }

@@ -267,9 +267,9 @@ func cmdSInterCard(c *call) {
 }
 
 // cmdSScan: SSCAN key cursor [MATCH pattern] [COUNT count], checked as
-// HSCAN is; the cursors are elemCursors (cmd_hashs.go).
+// HSCAN is; the cursors are scanCursors (cursor.go).
 func cmdSScan(c *call) {
-	cursor, ok := elemCursors.decode(c.arg(2))
+	cursor, ok := scanCursors.decode(c.arg(2))
 	if !ok {
 		c.errorf("ERR invalid cursor")
 		return

@@ -278,7 +278,7 @@ func checkOnce(t *testing.T, what string, seen map[string]int, want map[string]s
 // round-trip without state, long ones through the table until evicted,
 // and anything else is invalid.
 func TestElemCursorTable(t *testing.T) {
-	tab := newElemCursorTable(3, 1<<20)
+	tab := newCursorTable(3, 1<<20)
 	for _, cur := range [][]byte{nil, {0}, []byte("a\x00"), []byte("abcdef\x00"), {0xff, 0, 0, 0, 0, 0, 0}} {
 		s := tab.encode(cur)
 		got, ok := tab.decode([]byte(s))
