@@ -446,3 +446,35 @@ func TestStrtod(t *testing.T) {
 		t.Errorf("strtod(-0) = %v, want -0", v)
 	}
 }
+
+// TestBZPopSkipsKeyTurnedOtherType: once blocked, a key that becomes
+// another type does not end the wait with WRONGTYPE (Redis only serves a
+// blocked BZPOPMIN from a sorted set); a ZADD to another of its keys
+// serves it.
+func TestBZPopSkipsKeyTurnedOtherType(t *testing.T) {
+	ts := startServer(t, Config{})
+	rc := newStringsClient(t, ts)
+	writer := newStringsClient(t, ts)
+	ctx := context.Background()
+	got := make(chan string, 1)
+	go func() {
+		v, err := rc.BZPopMax(ctx, 5*time.Second, "a", "b").Result()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- fmt.Sprint(v.Key, " ", v.Member, " ", v.Score)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	writer.Set(ctx, "a", "string", 0)
+	time.Sleep(50 * time.Millisecond)
+	writer.ZAdd(ctx, "b", redis.Z{Score: 4, Member: "m"})
+	select {
+	case r := <-got:
+		if r != "b m 4" {
+			t.Errorf("BZPOPMAX = %s, want b m 4", r)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("BZPOPMAX not served")
+	}
+}
