@@ -1,3 +1,1077 @@
 package resp
 
-var zsetCommands = []*command{}
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/stratakv/strata/keyspace"
+)
+
+var zsetCommands = []*command{
+	{name: "zadd", arity: -4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdZAdd,
+		group: "sorted-set", summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."},
+	{name: "zincrby", arity: 4, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdZIncrBy,
+		group: "sorted-set", summary: "Increments the score of a member in a sorted set."},
+	{name: "zrem", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdZRem,
+		group: "sorted-set", summary: "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."},
+	{name: "zscore", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZScore,
+		group: "sorted-set", summary: "Returns the score of a member in a sorted set."},
+	{name: "zmscore", arity: -3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZMScore,
+		group: "sorted-set", summary: "Returns the score of one or more members in a sorted set."},
+	{name: "zcard", arity: 2, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZCard,
+		group: "sorted-set", summary: "Returns the number of members in a sorted set."},
+	{name: "zcount", arity: 4, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZCount,
+		group: "sorted-set", summary: "Returns the count of members in a sorted set that have scores within a range."},
+	{name: "zlexcount", arity: 4, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZLexCount,
+		group: "sorted-set", summary: "Returns the number of members in a sorted set within a lexicographical range."},
+	{name: "zrank", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZRank,
+		group: "sorted-set", summary: "Returns the index of a member in a sorted set ordered by ascending scores."},
+	{name: "zrevrank", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdZRank,
+		group: "sorted-set", summary: "Returns the index of a member in a sorted set ordered by descending scores."},
+	{name: "zrange", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a range of indexes."},
+	{name: "zrangebyscore", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a range of scores."},
+	{name: "zrevrangebyscore", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a range of scores in reverse order."},
+	{name: "zrangebylex", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a lexicographical range."},
+	{name: "zrevrangebylex", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a lexicographical range in reverse order."},
+	{name: "zrevrange", arity: -4, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Returns members in a sorted set within a range of indexes in reverse order."},
+	{name: "zrangestore", arity: -5, flags: flagWrite, first: 1, last: 2, step: 1, handler: cmdZRange,
+		group: "sorted-set", summary: "Stores a range of members from sorted set in a key."},
+	{name: "zpopmin", arity: -2, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdZPop,
+		group: "sorted-set", summary: "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
+	{name: "zpopmax", arity: -2, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdZPop,
+		group: "sorted-set", summary: "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."},
+	{name: "bzpopmin", arity: -3, flags: flagWrite | flagBlocking | flagFast | flagNoScript, first: 1, last: -2, step: 1, handler: cmdBZPop,
+		group: "sorted-set", summary: "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."},
+	{name: "bzpopmax", arity: -3, flags: flagWrite | flagBlocking | flagFast | flagNoScript, first: 1, last: -2, step: 1, handler: cmdBZPop,
+		group: "sorted-set", summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."},
+	{name: "zmpop", arity: -4, flags: flagWrite, keys: numkeysKeys(1, false), handler: cmdZMPop,
+		group: "sorted-set", summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped."},
+	{name: "bzmpop", arity: -5, flags: flagWrite | flagBlocking, keys: numkeysKeys(2, false), handler: cmdZMPop,
+		group: "sorted-set", summary: "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."},
+	{name: "zrandmember", arity: -2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZRandMember,
+		group: "sorted-set", summary: "Returns one or more random members from a sorted set."},
+	{name: "zremrangebyrank", arity: 4, flags: flagWrite, first: 1, last: 1, step: 1, handler: cmdZRemRange,
+		group: "sorted-set", summary: "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."},
+	{name: "zremrangebyscore", arity: 4, flags: flagWrite, first: 1, last: 1, step: 1, handler: cmdZRemRange,
+		group: "sorted-set", summary: "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."},
+	{name: "zremrangebylex", arity: 4, flags: flagWrite, first: 1, last: 1, step: 1, handler: cmdZRemRange,
+		group: "sorted-set", summary: "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."},
+	{name: "zunionstore", arity: -4, flags: flagWrite, first: 1, last: 1, step: 1, keys: numkeysKeys(2, true), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Stores the union of multiple sorted sets in a key."},
+	{name: "zinterstore", arity: -4, flags: flagWrite, first: 1, last: 1, step: 1, keys: numkeysKeys(2, true), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Stores the intersect of multiple sorted sets in a key."},
+	{name: "zdiffstore", arity: -4, flags: flagWrite, first: 1, last: 1, step: 1, keys: numkeysKeys(2, true), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Stores the difference of multiple sorted sets in a key."},
+	{name: "zunion", arity: -3, flags: flagReadonly, keys: numkeysKeys(1, false), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Returns the union of multiple sorted sets."},
+	{name: "zinter", arity: -3, flags: flagReadonly, keys: numkeysKeys(1, false), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Returns the intersect of multiple sorted sets."},
+	{name: "zdiff", arity: -3, flags: flagReadonly, keys: numkeysKeys(1, false), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Returns the difference between multiple sorted sets."},
+	{name: "zintercard", arity: -3, flags: flagReadonly, keys: numkeysKeys(1, false), handler: cmdZAlgebra,
+		group: "sorted-set", summary: "Returns the number of members of the intersect of multiple sorted sets."},
+	{name: "zscan", arity: -3, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdZScan,
+		group: "sorted-set", summary: "Iterates over members and scores of a sorted set."},
+}
+
+// numkeysKeys returns the key finder of a command whose source keys follow
+// a count at args[idx] (ZUNION numkeys key...), with args[1] first when dst
+// (the STORE forms). A count that does not parse or runs past the end names
+// no sources: the command itself replies the error.
+func numkeysKeys(idx int, dst bool) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		var keys [][]byte
+		if dst && len(args) > 1 {
+			keys = append(keys, args[1])
+		}
+		if idx >= len(args) {
+			return keys
+		}
+		n, ok := parseInt(args[idx])
+		if ok && n > 0 && n <= int64(len(args)-idx-1) {
+			keys = append(keys, args[idx+1:idx+1+int(n)]...)
+		}
+		return keys
+	}
+}
+
+// Error texts of this group, as Redis 7.0 words them.
+const (
+	msgLexRange      = "ERR min or max not valid string range item"
+	msgZAddIncrPairs = "ERR INCR option supports a single increment-element pair"
+	msgWeightFloat   = "ERR weight value is not a float"
+	msgLimitNegative = "ERR LIMIT can't be negative"
+	msgNumkeysZero   = "ERR numkeys should be greater than 0"
+	msgCountZero     = "ERR count should be greater than 0"
+	msgRandCount     = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	msgRandOutRange  = "ERR value is out of range"
+	msgLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	msgWithScoresLex = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+)
+
+// zmembers replies with members, each followed by its score when
+// withScores (RESP2's flat array).
+func (c *call) zmembers(ms []keyspace.ZMember, withScores bool) {
+	if !withScores {
+		c.array(len(ms))
+		for _, m := range ms {
+			c.bulk(m.Member)
+		}
+		return
+	}
+	c.array(2 * len(ms))
+	for _, m := range ms {
+		c.bulk(m.Member)
+		c.double(m.Score)
+	}
+}
+
+// cmdZAdd: ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...].
+func cmdZAdd(c *call) { c.zadd(false) }
+
+// cmdZIncrBy: ZINCRBY key increment member. Redis runs it as ZADD with
+// INCR, options loop included, so "ZINCRBY key NX m" is a syntax error.
+func cmdZIncrBy(c *call) { c.zadd(true) }
+
+// zadd parses ZADD's options and pairs with Redis's checks in its order:
+// the pair count, the incompatible flags, INCR's single pair, every score,
+// and only then the key's type.
+func (c *call) zadd(incr bool) {
+	var o keyspace.ZAddOptions
+	i := 2
+options:
+	for ; i < c.nargs(); i++ {
+		switch lowerASCII(c.arg(i)) {
+		case "nx":
+			o.NX = true
+		case "xx":
+			o.XX = true
+		case "ch":
+			o.CH = true
+		case "incr":
+			incr = true
+		case "gt":
+			o.GT = true
+		case "lt":
+			o.LT = true
+		default:
+			break options
+		}
+	}
+	n := c.nargs() - i
+	switch {
+	case n == 0 || n%2 != 0:
+		c.syntaxError()
+		return
+	case o.NX && o.XX:
+		c.fail(keyspace.ErrZAddNXXX)
+		return
+	case (o.GT && o.LT) || (o.NX && (o.GT || o.LT)):
+		c.fail(keyspace.ErrZAddGTLTNX)
+		return
+	case incr && n > 2:
+		c.errorf(msgZAddIncrPairs)
+		return
+	}
+	pairs := make([]keyspace.ZMember, 0, n/2)
+	for ; i < c.nargs(); i += 2 {
+		f, ok := parseDouble(c.arg(i))
+		if !ok {
+			c.errorf(msgNotFloat)
+			return
+		}
+		pairs = append(pairs, keyspace.ZMember{Score: f, Member: c.arg(i + 1)})
+	}
+	if incr {
+		score, done, err := c.st.ZAddIncr(c.ctx, c.db, c.arg(1), o, pairs[0].Score, pairs[0].Member)
+		if c.fail(err) {
+			return
+		}
+		if done {
+			c.double(score)
+		} else {
+			c.null()
+		}
+		return
+	}
+	added, err := c.st.ZAdd(c.ctx, c.db, c.arg(1), o, pairs...)
+	if c.fail(err) {
+		return
+	}
+	c.int(added)
+}
+
+func cmdZRem(c *call) {
+	n, err := c.st.ZRem(c.ctx, c.db, c.arg(1), c.args[2:]...)
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+func cmdZScore(c *call) {
+	f, ok, err := c.st.ZScore(c.ctx, c.db, c.arg(1), c.arg(2))
+	switch {
+	case c.fail(err):
+	case ok:
+		c.double(f)
+	default:
+		c.null()
+	}
+}
+
+func cmdZMScore(c *call) {
+	scores, ok, err := c.st.ZMScore(c.ctx, c.db, c.arg(1), c.args[2:]...)
+	if c.fail(err) {
+		return
+	}
+	c.array(len(scores))
+	for i, f := range scores {
+		if ok[i] {
+			c.double(f)
+		} else {
+			c.null()
+		}
+	}
+}
+
+func cmdZCard(c *call) {
+	n, err := c.st.ZCard(c.ctx, c.db, c.arg(1))
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+// cmdZCount: ZCOUNT key min max. The range is parsed before the key is
+// looked up, as in Redis.
+func cmdZCount(c *call) {
+	lo, hi, ok := c.scoreRange(2, 3)
+	if !ok {
+		return
+	}
+	n, err := c.st.ZCount(c.ctx, c.db, c.arg(1), lo, hi)
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+func cmdZLexCount(c *call) {
+	lo, hi, ok := c.lexRange(2, 3)
+	if !ok {
+		return
+	}
+	n, err := c.st.ZLexCount(c.ctx, c.db, c.arg(1), lo, hi)
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+// cmdZRank: ZRANK and ZREVRANK key member (Redis 7.0: no WITHSCORE).
+func cmdZRank(c *call) {
+	rank, ok, err := c.st.ZRank(c.ctx, c.db, c.arg(1), c.arg(2), c.cmd.name == "zrevrank")
+	switch {
+	case c.fail(err):
+	case ok:
+		c.int(rank)
+	default:
+		c.null()
+	}
+}
+
+// scoreRange parses args[i] and args[j] as the min and max of a score
+// range, or replies with Redis's error.
+func (c *call) scoreRange(i, j int) (lo, hi keyspace.ScoreBound, ok bool) {
+	lo, ok1 := parseScoreBound(c.arg(i))
+	hi, ok2 := parseScoreBound(c.arg(j))
+	if !ok1 || !ok2 {
+		c.errorf(msgMinMaxNotFloat)
+		return lo, hi, false
+	}
+	return lo, hi, true
+}
+
+// lexRange parses args[i] and args[j] as the min and max of a lex range,
+// or replies with Redis's error.
+func (c *call) lexRange(i, j int) (lo, hi keyspace.LexBound, ok bool) {
+	lo, ok1 := parseLexBound(c.arg(i))
+	hi, ok2 := parseLexBound(c.arg(j))
+	if !ok1 || !ok2 {
+		c.errorf(msgLexRange)
+		return lo, hi, false
+	}
+	return lo, hi, true
+}
+
+// cmdZRemRange: ZREMRANGEBYRANK, ZREMRANGEBYSCORE and ZREMRANGEBYLEX key
+// min max. The range is parsed first, then the key is looked up.
+func cmdZRemRange(c *call) {
+	var n int64
+	var err error
+	switch c.cmd.name {
+	case "zremrangebyrank":
+		start, ok := c.intArg(2)
+		if !ok {
+			return
+		}
+		stop, ok := c.intArg(3)
+		if !ok {
+			return
+		}
+		n, err = c.st.ZRemRangeByRank(c.ctx, c.db, c.arg(1), start, stop)
+	case "zremrangebyscore":
+		lo, hi, ok := c.scoreRange(2, 3)
+		if !ok {
+			return
+		}
+		n, err = c.st.ZRemRangeByScore(c.ctx, c.db, c.arg(1), lo, hi)
+	default:
+		lo, hi, ok := c.lexRange(2, 3)
+		if !ok {
+			return
+		}
+		n, err = c.st.ZRemRangeByLex(c.ctx, c.db, c.arg(1), lo, hi)
+	}
+	if c.fail(err) {
+		return
+	}
+	c.int(n)
+}
+
+// zrangeForm is what a ZRANGE-family command fixes before its options: the
+// kind of range (autoBy: ZRANGE's BYSCORE/BYLEX decide), the direction
+// (fixedDir: REV is not an option) and whether it stores.
+type zrangeForm struct {
+	by       keyspace.ZRangeBy
+	autoBy   bool
+	rev      bool
+	fixedDir bool
+	store    bool
+}
+
+var zrangeForms = map[string]zrangeForm{
+	"zrange":           {autoBy: true},
+	"zrangestore":      {autoBy: true, store: true},
+	"zrevrange":        {by: keyspace.ZRangeByRank, rev: true, fixedDir: true},
+	"zrangebyscore":    {by: keyspace.ZRangeByScore, fixedDir: true},
+	"zrevrangebyscore": {by: keyspace.ZRangeByScore, rev: true, fixedDir: true},
+	"zrangebylex":      {by: keyspace.ZRangeByLex, fixedDir: true},
+	"zrevrangebylex":   {by: keyspace.ZRangeByLex, rev: true, fixedDir: true},
+}
+
+// cmdZRange: ZRANGE, ZRANGESTORE and the older range commands, as Redis's
+// zrangeGenericCommand parses them: options (LIMIT's numbers at once),
+// then the conflicts between them, then the range, then the key.
+func cmdZRange(c *call) {
+	f := zrangeForms[c.cmd.name]
+	src := 1
+	if f.store {
+		src = 2
+	}
+	spec := keyspace.ZRangeSpec{By: f.by, Rev: f.rev, Limit: true, Count: -1}
+	withScores := false
+	for j := src + 3; j < c.nargs(); j++ {
+		switch {
+		case !f.store && c.is(j, "withscores"):
+			withScores = true
+		case c.is(j, "limit") && c.nargs()-j-1 >= 2:
+			var ok bool
+			if spec.Offset, ok = c.intArg(j + 1); !ok {
+				return
+			}
+			if spec.Count, ok = c.intArg(j + 2); !ok {
+				return
+			}
+			j += 2
+		case !f.fixedDir && c.is(j, "rev"):
+			spec.Rev = true
+		case f.autoBy && c.is(j, "bylex"):
+			spec.By, f.autoBy = keyspace.ZRangeByLex, false
+		case f.autoBy && c.is(j, "byscore"):
+			spec.By, f.autoBy = keyspace.ZRangeByScore, false
+		default:
+			c.syntaxError()
+			return
+		}
+	}
+	// Redis tells "no LIMIT" by a count of -1, so LIMIT x -1 passes here.
+	if spec.Count != -1 && spec.By == keyspace.ZRangeByRank {
+		c.errorf(msgLimitRank)
+		return
+	}
+	if withScores && spec.By == keyspace.ZRangeByLex {
+		c.errorf(msgWithScoresLex)
+		return
+	}
+	lo, hi := src+1, src+2
+	if spec.Rev && spec.By != keyspace.ZRangeByRank {
+		lo, hi = hi, lo // given as max, min
+	}
+	var ok bool
+	switch spec.By {
+	case keyspace.ZRangeByRank:
+		if spec.Start, ok = c.intArg(lo); !ok {
+			return
+		}
+		if spec.Stop, ok = c.intArg(hi); !ok {
+			return
+		}
+	case keyspace.ZRangeByScore:
+		if spec.MinScore, spec.MaxScore, ok = c.scoreRange(lo, hi); !ok {
+			return
+		}
+	case keyspace.ZRangeByLex:
+		if spec.MinLex, spec.MaxLex, ok = c.lexRange(lo, hi); !ok {
+			return
+		}
+	}
+	if f.store {
+		n, err := c.st.ZRangeStore(c.ctx, c.db, c.arg(1), c.arg(2), spec)
+		if c.fail(err) {
+			return
+		}
+		c.int(n)
+		return
+	}
+	ms, err := c.st.ZRangeWith(c.ctx, c.db, c.arg(1), spec)
+	if c.fail(err) {
+		return
+	}
+	c.zmembers(ms, withScores)
+}
+
+// cmdZPop: ZPOPMIN and ZPOPMAX key [count]. Without a count the reply is
+// one member and its score; a count that is not a non-negative integer is
+// refused before the key is looked up.
+func cmdZPop(c *call) {
+	if c.nargs() > 3 {
+		c.syntaxError()
+		return
+	}
+	count := int64(1)
+	if c.nargs() == 3 {
+		n, ok := parseInt(c.arg(2))
+		if !ok || n < 0 {
+			c.errorf(msgOutOfRange)
+			return
+		}
+		count = n
+	}
+	pop := c.st.ZPopMin
+	if c.cmd.name == "zpopmax" {
+		pop = c.st.ZPopMax
+	}
+	ms, err := pop(c.ctx, c.db, c.arg(1), count)
+	if c.fail(err) {
+		return
+	}
+	c.zmembers(ms, true)
+}
+
+// popper pops up to count members from the first of keys holding a sorted
+// set, for BZPOPMIN/BZPOPMAX and BZMPOP, and replies with reply. On the
+// first try a key of another type is an error, as in Redis; once blocked,
+// such a key is passed over (Redis only wakes a client for a sorted set).
+func (c *call) popper(keys [][]byte, count int64, highest bool, reply func(key []byte, ms []keyspace.ZMember)) func() bool {
+	pop := c.st.ZPopMin
+	if highest {
+		pop = c.st.ZPopMax
+	}
+	first := true
+	return func() bool {
+		strict := first
+		first = false
+		for _, k := range keys {
+			ms, err := pop(c.ctx, c.db, k, count)
+			if err != nil && !strict && errors.Is(err, keyspace.ErrWrongType) {
+				continue
+			}
+			if c.fail(err) {
+				return true
+			}
+			if len(ms) > 0 {
+				reply(k, ms)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// cmdBZPop: BZPOPMIN and BZPOPMAX key [key ...] timeout. The timeout is
+// parsed first; served, the reply is [key, member, score]; timed out, a
+// null array.
+func cmdBZPop(c *call) {
+	timeout, ok := c.timeoutArg(c.nargs() - 1)
+	if !ok {
+		return
+	}
+	keys := c.args[1 : c.nargs()-1]
+	try := c.popper(keys, 1, c.cmd.name == "bzpopmax", func(key []byte, ms []keyspace.ZMember) {
+		c.array(3)
+		c.bulk(key)
+		c.bulk(ms[0].Member)
+		c.double(ms[0].Score)
+	})
+	c.block(keys, timeout, try, c.nullArray)
+}
+
+// cmdZMPop: ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] and BZMPOP
+// timeout numkeys ... (its timeout is parsed after the rest, as in Redis).
+// The reply is [key, [[member, score], ...]], or a null array.
+func cmdZMPop(c *call) {
+	idx := 1
+	blocking := c.cmd.name == "bzmpop"
+	if blocking {
+		idx = 2
+	}
+	numkeys, ok := parseInt(c.arg(idx))
+	if !ok || numkeys < 1 {
+		c.errorf(msgNumkeysZero)
+		return
+	}
+	if numkeys >= int64(c.nargs()-idx-1) {
+		c.syntaxError()
+		return
+	}
+	where := idx + 1 + int(numkeys)
+	keys := c.args[idx+1 : where]
+	highest := false
+	switch {
+	case c.is(where, "max"):
+		highest = true
+	case !c.is(where, "min"):
+		c.syntaxError()
+		return
+	}
+	count := int64(-1)
+	for j := where + 1; j < c.nargs(); j++ {
+		if count != -1 || !c.is(j, "count") || j+1 >= c.nargs() {
+			c.syntaxError()
+			return
+		}
+		j++
+		n, ok := parseInt(c.arg(j))
+		if !ok || n < 1 {
+			c.errorf(msgCountZero)
+			return
+		}
+		count = n
+	}
+	count = max(count, 1)
+	reply := func(key []byte, ms []keyspace.ZMember) {
+		c.array(2)
+		c.bulk(key)
+		c.array(len(ms))
+		for _, m := range ms {
+			c.array(2)
+			c.bulk(m.Member)
+			c.double(m.Score)
+		}
+	}
+	if !blocking {
+		key, ms, err := c.st.ZMPop(c.ctx, c.db, keys, count, highest)
+		switch {
+		case c.fail(err):
+		case key == nil:
+			c.nullArray()
+		default:
+			reply(key, ms)
+		}
+		return
+	}
+	timeout, ok := c.timeoutArg(1)
+	if !ok {
+		return
+	}
+	c.block(keys, timeout, c.popper(keys, count, highest, reply), c.nullArray)
+}
+
+// zrandMaxRepeat bounds ZRANDMEMBER's negative count (members with
+// repeats): Redis 7.0 builds a reply of -count members whatever its size,
+// so one command could exhaust the server's memory (with WITHSCORES it
+// refuses beyond ±2^62; without, it tries and dies). Beyond this bound
+// Strata replies "ERR value is out of range" when the key holds members; a
+// missing key still replies an empty array, as in Redis.
+const zrandMaxRepeat = 1 << 20
+
+// cmdZRandMember: ZRANDMEMBER key [count [WITHSCORES]].
+func cmdZRandMember(c *call) {
+	if c.nargs() == 2 {
+		ms, err := c.st.ZRandMember(c.ctx, c.db, c.arg(1), 1)
+		switch {
+		case c.fail(err):
+		case len(ms) == 0:
+			c.null()
+		default:
+			c.bulk(ms[0].Member)
+		}
+		return
+	}
+	count, ok := c.intArg(2)
+	if !ok {
+		return
+	}
+	if count == math.MinInt64 {
+		c.errorf(msgRandCount)
+		return
+	}
+	withScores := c.nargs() == 4 && c.is(3, "withscores")
+	if c.nargs() > 4 || (c.nargs() == 4 && !withScores) {
+		c.syntaxError()
+		return
+	}
+	if withScores && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		c.errorf(msgRandOutRange)
+		return
+	}
+	// Past ±2^62 a positive count means "all of them" all the same.
+	count = min(count, math.MaxInt64/2)
+	if count < -zrandMaxRepeat {
+		n, err := c.st.ZCard(c.ctx, c.db, c.arg(1))
+		switch {
+		case c.fail(err):
+		case n == 0:
+			c.array(0)
+		default:
+			c.errorf(msgRandOutRange)
+		}
+		return
+	}
+	ms, err := c.st.ZRandMember(c.ctx, c.db, c.arg(1), count)
+	if c.fail(err) {
+		return
+	}
+	c.zmembers(ms, withScores)
+}
+
+// zalgebraOp is the operation of ZUNION, ZINTER, ZDIFF, ZINTERCARD and
+// the STORE forms.
+type zalgebraOp uint8
+
+const (
+	opUnion zalgebraOp = iota
+	opInter
+	opDiff
+	opInterCard
+)
+
+var zalgebraOps = map[string]zalgebraOp{
+	"zunion": opUnion, "zunionstore": opUnion, "zinter": opInter, "zinterstore": opInter,
+	"zdiff": opDiff, "zdiffstore": opDiff, "zintercard": opInterCard,
+}
+
+// zalgebraArgs are the parsed options of an algebra command.
+type zalgebraArgs struct {
+	weights    []float64
+	agg        keyspace.Aggregate
+	withScores bool
+	limit      int64
+}
+
+// cmdZAlgebra: ZUNIONSTORE/ZINTERSTORE/ZDIFFSTORE dst numkeys key...,
+// ZUNION/ZINTER/ZDIFF/ZINTERCARD numkeys key..., with WEIGHTS, AGGREGATE,
+// WITHSCORES and LIMIT where each applies. Redis checks numkeys, then the
+// types of the keys, then the options; so an option error is only replied
+// once the keys are known to hold sorted sets or sets.
+func cmdZAlgebra(c *call) {
+	op := zalgebraOps[c.cmd.name]
+	store := c.cmd.name[len(c.cmd.name)-5:] == "store"
+	idx := 1
+	if store {
+		idx = 2
+	}
+	numkeys, ok := c.intArg(idx)
+	if !ok {
+		return
+	}
+	if numkeys < 1 {
+		c.errorf("ERR at least 1 input key is needed for '" + c.cmd.name + "' command")
+		return
+	}
+	if numkeys > int64(c.nargs()-idx-1) {
+		c.syntaxError()
+		return
+	}
+	keys := c.args[idx+1 : idx+1+int(numkeys)]
+	a, optErr := c.zalgebraOptions(op, store, idx+1+int(numkeys), len(keys))
+	if optErr != "" {
+		c.zalgebraOptionError(keys, optErr)
+		return
+	}
+	var n int64
+	var ms []keyspace.ZMember
+	var err error
+	switch {
+	case store && op == opUnion:
+		n, err = c.st.ZUnionStore(c.ctx, c.db, c.arg(1), keys, a.weights, a.agg)
+	case store && op == opInter:
+		n, err = c.st.ZInterStore(c.ctx, c.db, c.arg(1), keys, a.weights, a.agg)
+	case store:
+		n, err = c.st.ZDiffStore(c.ctx, c.db, c.arg(1), keys)
+	case op == opInterCard:
+		n, err = c.st.ZInterCard(c.ctx, c.db, keys, a.limit)
+	case op == opUnion:
+		ms, err = c.st.ZUnion(c.ctx, c.db, keys, a.weights, a.agg)
+	case op == opInter:
+		ms, err = c.st.ZInter(c.ctx, c.db, keys, a.weights, a.agg)
+	default:
+		ms, err = c.st.ZDiff(c.ctx, c.db, keys)
+	}
+	switch {
+	case c.fail(err):
+	case store || op == opInterCard:
+		c.int(n)
+	default:
+		c.zmembers(ms, a.withScores)
+	}
+}
+
+// zalgebraOptions parses the options from args[j] on, as Redis's
+// zunionInterDiffGenericCommand does, returning the error text of the
+// first bad one instead of replying it.
+func (c *call) zalgebraOptions(op zalgebraOp, store bool, j, numkeys int) (zalgebraArgs, string) {
+	var a zalgebraArgs
+	weighs := op == opUnion || op == opInter
+	for j < c.nargs() {
+		remaining := c.nargs() - j
+		switch {
+		case weighs && remaining >= numkeys+1 && c.is(j, "weights"):
+			j++
+			a.weights = make([]float64, numkeys)
+			for i := range a.weights {
+				f, ok := parseDouble(c.arg(j))
+				if !ok {
+					return a, msgWeightFloat
+				}
+				a.weights[i] = f
+				j++
+			}
+		case weighs && remaining >= 2 && c.is(j, "aggregate"):
+			switch lowerASCII(c.arg(j + 1)) {
+			case "sum":
+				a.agg = keyspace.AggregateSum
+			case "min":
+				a.agg = keyspace.AggregateMin
+			case "max":
+				a.agg = keyspace.AggregateMax
+			default:
+				return a, msgSyntax
+			}
+			j += 2
+		case !store && op != opInterCard && c.is(j, "withscores"):
+			a.withScores = true
+			j++
+		case op == opInterCard && remaining >= 2 && c.is(j, "limit"):
+			n, ok := parseInt(c.arg(j + 1))
+			if !ok || n < 0 {
+				return a, msgLimitNegative
+			}
+			a.limit = n
+			j += 2
+		default:
+			return a, msgSyntax
+		}
+	}
+	return a, ""
+}
+
+// zalgebraOptionError replies to an algebra command with a bad option:
+// WRONGTYPE if a source key holds neither a sorted set nor a set (Redis
+// looks the keys up first), the option's error otherwise.
+func (c *call) zalgebraOptionError(keys [][]byte, msg string) {
+	for _, k := range keys {
+		t, err := c.st.TypeOf(c.ctx, c.db, k)
+		if c.fail(err) {
+			return
+		}
+		if t != keyspace.TypeNone && t != keyspace.TypeZSet && t != keyspace.TypeSet {
+			c.fail(keyspace.ErrWrongType)
+			return
+		}
+	}
+	c.errorf(msg)
+}
+
+// cmdZScan: ZSCAN key cursor [MATCH pattern] [COUNT count]. Redis checks
+// the cursor, then the key (a missing one replies an empty scan before any
+// option is read), then the options. Scores are written as Redis writes
+// them in a small (listpack) sorted set's scan.
+func cmdZScan(c *call) {
+	cursor, ok := scanCursors.decode(c.arg(2))
+	if !ok {
+		c.errorf("ERR invalid cursor")
+		return
+	}
+	match, hasMatch, count, optErr := "", false, int64(10), ""
+	for i := 3; i < c.nargs() && optErr == ""; i += 2 {
+		switch {
+		case c.is(i, "count") && i+1 < c.nargs():
+			n, ok := parseInt(c.arg(i + 1))
+			switch {
+			case !ok:
+				optErr = msgNotInteger
+			case n < 1:
+				optErr = msgSyntax
+			}
+			count = n
+		case c.is(i, "match") && i+1 < c.nargs():
+			match, hasMatch = c.argStr(i+1), true
+		default:
+			optErr = msgSyntax
+		}
+	}
+	if optErr != "" {
+		t, err := c.st.TypeOf(c.ctx, c.db, c.arg(1))
+		switch {
+		case c.fail(err):
+		case t == keyspace.TypeNone:
+			c.zscanReply(nil, nil)
+		case t != keyspace.TypeZSet:
+			c.fail(keyspace.ErrWrongType)
+		default:
+			c.errorf(optErr)
+		}
+		return
+	}
+	next, ms, err := c.st.ZScan(c.ctx, c.db, c.arg(1), cursor, match, int(min(count, math.MaxInt32)))
+	if c.fail(err) {
+		return
+	}
+	if hasMatch && match == "" {
+		// The keyspace reads an empty pattern as none; for Redis it
+		// matches only the empty member.
+		kept := ms[:0]
+		for _, m := range ms {
+			if len(m.Member) == 0 {
+				kept = append(kept, m)
+			}
+		}
+		ms = kept
+	}
+	c.zscanReply(next, ms)
+}
+
+func (c *call) zscanReply(next []byte, ms []keyspace.ZMember) {
+	c.array(2)
+	c.bulkString(scanCursors.encode(next))
+	c.array(2 * len(ms))
+	for _, m := range ms {
+		c.bulk(m.Member)
+		c.bulkString(listpackScore(m.Score))
+	}
+}
+
+// listpackScore formats a score as Redis's d2string does when it stores
+// one in a listpack, which is what ZSCAN of a small sorted set returns:
+// integers in ±2^62 as integers, the rest with %.17g. (A large sorted set
+// scans with %.17g throughout; the two differ only for integers from 1e17
+// to 2^62.)
+func listpackScore(f float64) string {
+	if f == math.Trunc(f) && f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return formatDouble(f)
+}
+
+// Numbers and ranges as Redis reads them. Redis parses scores with C's
+// strtod, which accepts more than strconv.ParseFloat (hexadecimal without
+// an exponent, "infinity", leading spaces in ranges), and its range parser
+// does not check for overflow: "1e400" is +inf there but not a valid ZADD
+// score. strtod below is a port of glibc's grammar over ParseFloat.
+
+// parseDouble reads a score, increment or weight as Redis's string2d: the
+// whole argument, no leading space, no overflow or underflow to zero, no
+// NaN.
+func parseDouble(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	f, n, erange := strtod(b)
+	if n != len(b) || math.IsNaN(f) || (erange && (math.IsInf(f, 0) || f == 0)) {
+		return 0, false
+	}
+	return f, true
+}
+
+// parseScoreBound reads one end of a score range as zslParseRange: "(x"
+// is exclusive; strtod must stop at the end of the argument (or at a NUL
+// byte, where C's string ends); NaN is refused. An empty x is 0.
+func parseScoreBound(b []byte) (keyspace.ScoreBound, bool) {
+	var sb keyspace.ScoreBound
+	if len(b) > 0 && b[0] == '(' {
+		sb.Exclusive = true
+		b = b[1:]
+	}
+	f, n, _ := strtod(b)
+	if (n != len(b) && b[n] != 0) || math.IsNaN(f) {
+		return sb, false
+	}
+	sb.Value = f
+	return sb, true
+}
+
+// parseLexBound reads one end of a lexicographic range: "-", "+", "(x" or
+// "[x".
+func parseLexBound(b []byte) (keyspace.LexBound, bool) {
+	switch {
+	case len(b) == 0:
+		return keyspace.LexBound{}, false
+	case b[0] == '-' || b[0] == '+':
+		if len(b) != 1 {
+			return keyspace.LexBound{}, false
+		}
+		if b[0] == '-' {
+			return keyspace.LexMin, true
+		}
+		return keyspace.LexMax, true
+	case b[0] == '(' || b[0] == '[':
+		return keyspace.LexBound{Value: b[1:], Exclusive: b[0] == '('}, true
+	}
+	return keyspace.LexBound{}, false
+}
+
+func isCSpace(ch byte) bool {
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'
+}
+
+func isDigit(ch byte) bool { return '0' <= ch && ch <= '9' }
+
+func isHexDigit(ch byte) bool {
+	return isDigit(ch) || ('a' <= ch|0x20 && ch|0x20 <= 'f')
+}
+
+// hasPrefixFold reports whether b starts with the lower-case ASCII word w,
+// ignoring case.
+func hasPrefixFold(b []byte, w string) bool {
+	if len(b) < len(w) {
+		return false
+	}
+	for i := range len(w) {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// strtod parses the longest prefix of b that glibc's strtod accepts and
+// returns its value, the bytes it used (0: no number) and whether the value
+// overflowed or underflowed to zero (errno ERANGE; Redis checks no more).
+func strtod(b []byte) (float64, int, bool) {
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	sign := 1.0
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		if b[i] == '-' {
+			sign = -1
+		}
+		i++
+	}
+	rest := b[i:]
+	switch {
+	case hasPrefixFold(rest, "infinity"):
+		return math.Inf(int(sign)), i + 8, false
+	case hasPrefixFold(rest, "inf"):
+		return math.Inf(int(sign)), i + 3, false
+	case hasPrefixFold(rest, "nan"):
+		n := i + 3
+		if n < len(b) && b[n] == '(' { // nan(n-char-sequence)
+			j := n + 1
+			for j < len(b) && (isHexDigit(b[j]) || b[j] == '_' || (b[j]|0x20 >= 'a' && b[j]|0x20 <= 'z')) {
+				j++
+			}
+			if j < len(b) && b[j] == ')' {
+				n = j + 1
+			}
+		}
+		return math.NaN(), n, false
+	case len(rest) > 2 && rest[0] == '0' && rest[1]|0x20 == 'x':
+		if n := scanMantissa(rest[2:], isHexDigit, 'p'); n > 0 {
+			text := "0x" + string(rest[2:2+n])
+			if !bytesContainFold(rest[2:2+n], 'p') {
+				text += "p0" // ParseFloat wants the exponent strtod allows to omit
+			}
+			return parsed(sign, text, true, i+2+n)
+		}
+		return sign * 0, i + 1, false // "0", then the 'x' is left over
+	}
+	if n := scanMantissa(rest, isDigit, 'e'); n > 0 {
+		return parsed(sign, string(rest[:n]), false, i+n)
+	}
+	return 0, 0, false
+}
+
+// scanMantissa returns the length of digits[.digits][<exp>[sign]digits] at
+// the start of b (0 if there is no digit before the exponent); an exponent
+// without digits is left out, as strtod leaves it.
+func scanMantissa(b []byte, digit func(byte) bool, exp byte) int {
+	i, digits := 0, 0
+	for i < len(b) && digit(b[i]) {
+		i, digits = i+1, digits+1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for i < len(b) && digit(b[i]) {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	if i < len(b) && b[i]|0x20 == exp {
+		j := i + 1
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		if j < len(b) && isDigit(b[j]) {
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	return i
+}
+
+func bytesContainFold(b []byte, ch byte) bool {
+	for _, c := range b {
+		if c|0x20 == ch {
+			return true
+		}
+	}
+	return false
+}
+
+// parsed converts text, an unsigned number in strtod's grammar (hex: with
+// its 0x), applies sign and reports ERANGE: ParseFloat's overflow, or an
+// underflow to zero from a mantissa that is not zero.
+func parsed(sign float64, text string, hex bool, n int) (float64, int, bool) {
+	f, err := strconv.ParseFloat(text, 64)
+	erange := errors.Is(err, strconv.ErrRange) || (f == 0 && mantissaNonZero(text, hex))
+	return sign * f, n, erange
+}
+
+func mantissaNonZero(text string, hex bool) bool {
+	exp := byte('e')
+	if hex {
+		text, exp = text[2:], 'p'
+	}
+	for i := 0; i < len(text) && text[i]|0x20 != exp; i++ {
+		if text[i] != '0' && text[i] != '.' {
+			return true
+		}
+	}
+	return false
+}
