@@ -81,7 +81,7 @@ func TestActiveExpiry(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	compactFully(t, bkt)
+	compactFully(t, bkt, db)
 	rows, bytesAfter := rawRows(t, bkt)
 	t.Logf("SST bytes %d → %d after compaction; rows left: meta %d, expiry index %d", bytesBefore, bytesAfter, rows[kindMeta], rows[kindExpiry])
 	if rows[kindMeta] != 2 || rows[kindExpiry] != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/manifest"
 	"github.com/stratakv/strata/lsm/sst"
 )
 
@@ -46,7 +47,11 @@ func rawRows(t *testing.T, bkt objstore.Bucket) (map[byte]int, int64) {
 
 // compactFully runs a compactor with the Redis filter until it is idle and
 // collects the garbage.
-func compactFully(t *testing.T, bkt objstore.Bucket) {
+// compactFully compacts bkt until there is nothing left to do, waits until
+// db (the engine writing it) has picked up the result, then collects
+// garbage as if hours had passed: objects only older manifests name are
+// deleted, which is safe only once db no longer reads through them.
+func compactFully(t *testing.T, bkt objstore.Bucket, db *lsm.DB) {
 	t.Helper()
 	ctx := context.Background()
 	var offset time.Duration
@@ -66,6 +71,16 @@ func compactFully(t *testing.T, bkt objstore.Bucket) {
 		if !did {
 			break
 		}
+	}
+	latest, err := manifest.NewStore(bkt).Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); db.Metrics().ManifestID < latest.ID; {
+		if time.Now().After(deadline) {
+			t.Fatalf("engine still on manifest %d, compacted one is %d", db.Metrics().ManifestID, latest.ID)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	for range 2 {
 		offset += time.Hour
@@ -121,7 +136,7 @@ func TestFilterDropsDeletedHash(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	compactFully(t, bkt)
+	compactFully(t, bkt, db)
 	after, bytesAfter := rawRows(t, bkt)
 	t.Logf("hash rows %d → %d, SST bytes %d → %d", before[kindHash], after[kindHash], bytesBefore, bytesAfter)
 	if after[kindHash] != 1 {
@@ -172,7 +187,7 @@ func TestFilterDropsFlushedDB(t *testing.T) {
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	compactFully(t, bkt)
+	compactFully(t, bkt, db)
 	rows, _ := rawRows(t, bkt)
 	if rows[kindSet] != 0 || rows[kindExpiry] != 0 || rows[kindMeta] != 1 {
 		t.Fatalf("after FLUSHDB and compaction: %d set rows, %d expiry rows, %d meta rows; want 0, 0, 1",
