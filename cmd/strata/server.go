@@ -39,6 +39,7 @@ type serverFlags struct {
 	logLevel        string
 	logFormat       string
 	blockCache      string
+	memtableSize    string
 	shutdownTimeout time.Duration
 }
 
@@ -55,6 +56,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "loglevel", "notice", "debug, verbose, notice or warning")
 	fs.StringVar(&f.logFormat, "logformat", "text", "text or json")
 	fs.StringVar(&f.blockCache, "block-cache", "256mb", "SST block cache size")
+	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 }
 
@@ -167,6 +169,10 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("block-cache: %v", err)
 	}
+	memtable, err := parseSize(f.memtableSize)
+	if err != nil {
+		return fmt.Errorf("memtable-size: %v", err)
+	}
 	if f.compaction != "in-process" && f.compaction != "off" {
 		return fmt.Errorf("compaction must be in-process or off, not %q", f.compaction)
 	}
@@ -203,7 +209,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	}
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
-	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, Logger: logger.With("component", "lsm")})
+	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable, Logger: logger.With("component", "lsm")})
 	cancelOpen()
 	if err != nil {
 		closeListeners()
