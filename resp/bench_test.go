@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
+	"github.com/stratakv/strata/blob"
+	"github.com/stratakv/strata/blob/blobtest"
 	"github.com/stratakv/strata/resp/resptest"
 )
 
@@ -55,4 +60,32 @@ func BenchmarkGetPipelined(b *testing.B) {
 	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
 		return []string{"GET", fmt.Sprintf("key:%06d", i%100000)}
 	})
+}
+
+// TestUnderRedisBenchmark runs redis-benchmark against an in-process
+// server on the local-disk bucket, for profiling the server's hot paths:
+//
+//	STRATA_REDIS_BENCHMARK="-t set,get -P 16" go test ./resp -run UnderRedisBenchmark -cpuprofile cpu.out
+//
+// It is skipped unless STRATA_REDIS_BENCHMARK is set; the figures of record
+// come from scripts/bench_resp.sh.
+func TestUnderRedisBenchmark(t *testing.T) {
+	extra := os.Getenv("STRATA_REDIS_BENCHMARK")
+	if extra == "" {
+		t.Skip("set STRATA_REDIS_BENCHMARK to redis-benchmark's arguments to run it")
+	}
+	bin := blobtest.RequireCommand(t, "redis-benchmark")
+	bkt, err := blob.NewLocalBucket(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsync := os.Getenv("STRATA_APPENDFSYNC")
+	ts := startServer(t, Config{AppendFsync: fsync}, bkt)
+	_, port, _ := net.SplitHostPort(ts.addr)
+	args := append([]string{"-p", port, "-c", "50", "-n", "200000", "-r", "100000", "-q"}, strings.Fields(extra)...)
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, out)
+	}
+	t.Logf("redis-benchmark %s:\n%s", strings.Join(args, " "), out)
 }

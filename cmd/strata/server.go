@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,7 +157,16 @@ func runServer(args []string) int {
 	return 0
 }
 
+// defaultGCPercent is the server's GOGC unless the environment sets one:
+// the heap is mostly the memtables and the block cache, which live long, so
+// collecting at +100% spends CPU for little; at +200% a pipelined SET load
+// ran about a fifth faster.
+const defaultGCPercent = 200
+
 func serve(f *serverFlags, logger *slog.Logger) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	maxBulk, err := parseSize(f.protoMaxBulkLen)
 	if err != nil {
 		return fmt.Errorf("proto-max-bulk-len: %v", err)
