@@ -439,3 +439,21 @@ func TestLocalReadRange(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLocalUploadIfNotExists times the durable create-if-absent of a
+// small object, the local bucket's WAL PUT: temp file, fsync, link, fsync
+// of the directory.
+func BenchmarkLocalUploadIfNotExists(b *testing.B) {
+	bkt, err := NewLocalBucket(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("x"), 4096)
+	i := 0
+	for b.Loop() {
+		i++
+		if err := bkt.Upload(context.Background(), fmt.Sprintf("wal/%020d.wal", i), bytes.NewReader(data), objstore.WithIfNotExists()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
