@@ -12,8 +12,8 @@ import (
 	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/lsm"
-	"github.com/stratakv/strata/manifest"
 	"github.com/stratakv/strata/lsm/sst"
+	"github.com/stratakv/strata/manifest"
 )
 
 // rawRows counts the rows of each keyspace in every SST object of bkt.

@@ -83,5 +83,8 @@ func (s *Store) flush(ctx context.Context, db int) error {
 			s.gens[i].Store(g)
 		}
 	}
+	if s.tx == nil {
+		s.flushes.Add(1)
+	}
 	return nil
 }

@@ -52,6 +52,9 @@ type shared struct {
 	version atomic.Uint64
 	expired atomic.Uint64
 
+	mods    []atomic.Uint64 // writes per lock stripe (watch.go)
+	flushes atomic.Uint64   // FLUSHDB/FLUSHALL commands applied
+
 	genMu sync.Mutex // serializes FLUSHDB/FLUSHALL
 	gens  [NumDBs]atomic.Uint32
 }
@@ -59,7 +62,8 @@ type shared struct {
 // Open loads the generation of every database and returns a Store.
 func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
 	opts.ensureDefaults()
-	s := &Store{shared: &shared{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes), seed: maphash.MakeSeed()}}
+	s := &Store{shared: &shared{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes),
+		mods: make([]atomic.Uint64, opts.Stripes), seed: maphash.MakeSeed()}}
 	// Start above every version handed out before a restart, even one in
 	// this same millisecond: those are at most (their tick << 20) + count,
 	// and every tick of a durable write is <= the engine clock now.
@@ -171,12 +175,14 @@ func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
 	}
 	if s.tx != nil {
 		s.tx.ib.Apply(b)
+		s.tx.writes = append(s.tx.writes, b.Clone())
 		return nil
 	}
 	h, err := s.db.Write(ctx, b)
 	if err != nil {
 		return err
 	}
+	s.bumpWrites(b)
 	if s.opts.Async {
 		return nil
 	}

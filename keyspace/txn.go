@@ -21,12 +21,13 @@ type DBKey struct {
 // or Abort; a command inside it that touches another key takes that key's
 // stripe too. It is used by one goroutine.
 type Txn struct {
-	s     *Store // the transaction's view
-	ib    *lsm.IndexedBatch
-	held  []int // stripe indexes, ascending
-	gens  map[int]uint32
-	genMu bool // holds shared.genMu: a FLUSHDB/FLUSHALL is inside
-	done  bool
+	s      *Store // the transaction's view
+	ib     *lsm.IndexedBatch
+	held   []int // stripe indexes, ascending
+	gens   map[int]uint32
+	genMu  bool // holds shared.genMu: a FLUSHDB/FLUSHALL is inside
+	done   bool
+	writes []*lsm.Batch // the commands' batches, for the watch stamps
 }
 
 // Begin starts a transaction over keys (those of every command it will
@@ -87,10 +88,17 @@ func (t *Txn) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The batch is applied: publish new generations now, before another
-	// command can run on the old ones.
+	// The batch is applied: count the writes for WATCH while the stripes
+	// are held (with the generations the commands wrote in), then publish
+	// new generations, before another command can run on the old ones.
+	for _, b := range t.writes {
+		t.s.bumpWrites(b)
+	}
 	for i, g := range t.gens {
 		t.s.gens[i].Store(g)
+	}
+	if len(t.gens) > 0 {
+		t.s.flushes.Add(1)
 	}
 	if t.s.opts.Async {
 		return nil

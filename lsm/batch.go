@@ -79,3 +79,18 @@ func (b *Batch) find(key []byte) (int, bool) {
 	}
 	return 0, false
 }
+
+// ForEachKey calls fn with every key the batch changes, in the order they
+// were first added.
+func (b *Batch) ForEachKey(fn func(key []byte)) {
+	for i := range b.rows {
+		fn(b.rows[i].Key)
+	}
+}
+
+// Clone returns a copy of b that shares no memory with it.
+func (b *Batch) Clone() *Batch {
+	c := &Batch{rows: make([]sst.Row, len(b.rows)), size: b.size}
+	copy(c.rows, b.rows) // rows' slices are never modified once added
+	return c
+}

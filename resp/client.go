@@ -60,13 +60,14 @@ type client struct {
 	authed  bool
 	multi   *multiState
 	watched []watchedKey
-	dirty   atomic.Bool // a watched key changed (set by other clients)
-	subs    map[string]bool
-	psubs   map[string]bool
-	monitor bool
-	quit    bool
-	calls   [2]call // the running command, and one inside EXEC
-	depth   int
+	// watching mirrors len(watched) > 0 for INFO, read by other goroutines.
+	watching atomic.Bool
+	subs     map[string]bool
+	psubs    map[string]bool
+	monitor  bool
+	quit     bool
+	calls    [2]call // the running command, and one inside EXEC
+	depth    int
 
 	// Durability of the current pipeline: the offset in out of the first
 	// reply to a write, and how many replies follow from there.

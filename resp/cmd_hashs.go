@@ -62,11 +62,7 @@ func cmdHSet(c *call) {
 }
 
 func cmdHSetNX(c *call) {
-	ok, err := c.st.HSetNX(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3))
-	if c.fail(err) {
-		return
-	}
-	c.boolInt(ok)
+	c.replyBool(c.st.HSetNX(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3)))
 }
 
 func cmdHGet(c *call) {
@@ -94,51 +90,27 @@ func cmdHGetAll(c *call) {
 }
 
 func cmdHDel(c *call) {
-	n, err := c.st.HDel(c.ctx, c.db, c.arg(1), c.args[2:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.HDel(c.ctx, c.db, c.arg(1), c.args[2:]...))
 }
 
 func cmdHLen(c *call) {
-	n, err := c.st.HLen(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.HLen(c.ctx, c.db, c.arg(1)))
 }
 
 func cmdHExists(c *call) {
-	ok, err := c.st.HExists(c.ctx, c.db, c.arg(1), c.arg(2))
-	if c.fail(err) {
-		return
-	}
-	c.boolInt(ok)
+	c.replyBool(c.st.HExists(c.ctx, c.db, c.arg(1), c.arg(2)))
 }
 
 func cmdHKeys(c *call) {
-	fields, err := c.st.HKeys(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.bulks(fields)
+	c.replyBulks(c.st.HKeys(c.ctx, c.db, c.arg(1)))
 }
 
 func cmdHVals(c *call) {
-	vals, err := c.st.HVals(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.bulks(vals)
+	c.replyBulks(c.st.HVals(c.ctx, c.db, c.arg(1)))
 }
 
 func cmdHStrLen(c *call) {
-	n, err := c.st.HStrLen(c.ctx, c.db, c.arg(1), c.arg(2))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.HStrLen(c.ctx, c.db, c.arg(1), c.arg(2)))
 }
 
 // cmdHIncrBy: the increment is checked before the key, as in Redis.

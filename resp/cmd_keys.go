@@ -55,21 +55,13 @@ var keyCommands = []*command{
 // cmdDel: DEL and UNLINK key [key ...]. Both are O(1) per key here (only
 // the metadata row is deleted), so UNLINK has nothing to defer.
 func cmdDel(c *call) {
-	n, err := c.st.Del(c.ctx, c.db, c.args[1:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.Del(c.ctx, c.db, c.args[1:]...))
 }
 
 // cmdExists: EXISTS and TOUCH key [key ...]; there is no access time for
 // TOUCH to update.
 func cmdExists(c *call) {
-	n, err := c.st.Exists(c.ctx, c.db, c.args[1:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.Exists(c.ctx, c.db, c.args[1:]...))
 }
 
 func cmdType(c *call) {
@@ -171,11 +163,7 @@ func cmdExpireTime(c *call) {
 }
 
 func cmdPersist(c *call) {
-	done, err := c.st.Persist(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.boolInt(done)
+	c.replyBool(c.st.Persist(c.ctx, c.db, c.arg(1)))
 }
 
 // cmdRename: RENAME (replies OK) and RENAMENX (1, or 0 if the destination
@@ -194,11 +182,7 @@ func cmdRename(c *call) {
 }
 
 func cmdKeys(c *call) {
-	keys, err := c.st.Keys(c.ctx, c.db, c.argStr(1))
-	if c.fail(err) {
-		return
-	}
-	c.bulks(keys)
+	c.replyBulks(c.st.Keys(c.ctx, c.db, c.argStr(1)))
 }
 
 func cmdRandomKey(c *call) {
@@ -272,15 +256,12 @@ func cmdMove(c *call) {
 	c.boolInt(done)
 }
 
-// touchOtherDB tells watchers and blocked clients of key in database db
-// that it changed. The dispatcher does this for the keys of the table row,
-// which it takes to be in the client's database; COPY ... DB and MOVE
-// write one in another. Inside EXEC this runs before the commit, which
-// only makes a WATCH fail that would have failed anyway.
+// touchOtherDB wakes clients blocked on key in database db. The
+// dispatcher does this for the keys of the table row, which it takes to be
+// in the client's database; COPY ... DB and MOVE write one in another.
+// (Watches need nothing: the keyspace stamps every write.)
 func (c *call) touchOtherDB(db int, key []byte) {
-	keys := [][]byte{key}
-	c.s.watch.touch(db, keys)
-	c.s.blocked.signal(db, keys)
+	c.s.blocked.signal(db, [][]byte{key})
 }
 
 // cmdScan: SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The

@@ -117,11 +117,7 @@ func cmdPop(left bool) func(c *call) {
 }
 
 func cmdLLen(c *call) {
-	n, err := c.st.LLen(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.LLen(c.ctx, c.db, c.arg(1)))
 }
 
 // cmdLRange: LRANGE key start stop; the indexes are parsed first.

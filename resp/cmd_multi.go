@@ -66,12 +66,15 @@ func cmdWatch(c *call) {
 		if slices.ContainsFunc(c.cl.watched, func(w watchedKey) bool { return w.dbKey == dk }) {
 			continue
 		}
+		// The stamp first: a write that lands after it changes it, one
+		// before it is in what the client reads next.
+		stamp := c.st.Stamp(c.db, k)
 		ttl, err := c.st.PTTL(c.ctx, c.db, k)
 		if c.fail(err) {
 			return
 		}
-		c.cl.watched = append(c.cl.watched, watchedKey{dbKey: dk, hadTTL: ttl >= 0})
-		c.s.watch.add(c.cl, dk)
+		c.cl.watched = append(c.cl.watched, watchedKey{dbKey: dk, stamp: stamp, hadTTL: ttl >= 0})
+		c.cl.watching.Store(true)
 	}
 	c.ok()
 }
@@ -101,8 +104,8 @@ func cmdExec(c *call) {
 	// The keys of every command, in the database each will run in (a
 	// queued SELECT moves the ones after it), and the watched keys: the
 	// watches are checked holding their lock stripes, so a write to a
-	// watched key either marked it before (see client.run) or waits for
-	// this transaction to commit.
+	// watched key either changed its stamp already or waits for this
+	// transaction to commit.
 	var keys []keyspace.DBKey
 	var touched []dbKeys
 	db := cl.db
@@ -126,15 +129,10 @@ func cmdExec(c *call) {
 		keys = append(keys, keyspace.DBKey{DB: w.db, Key: []byte(w.key)})
 	}
 	tx := c.st.Begin(keys)
-	if cl.dirty.Load() || c.watchedExpired() {
+	if c.watchChanged() {
 		tx.Abort()
 		c.nullArray()
 		return
-	}
-	// Other clients' watches on the keys written here are marked while
-	// the stripes are held, for the same reason.
-	for _, t := range touched {
-		c.s.watch.touch(t.db, t.keys)
 	}
 	if hasWrite && !cl.wrote {
 		cl.wrote = true
@@ -150,10 +148,7 @@ func cmdExec(c *call) {
 		c.fail(err)
 		return
 	}
-	// Again after the commit: a WATCH registered since the marks above may
-	// have read the values this transaction replaced.
 	for _, t := range touched {
-		c.s.watch.touch(t.db, t.keys)
 		c.s.blocked.signal(t.db, t.keys)
 	}
 }
@@ -163,10 +158,15 @@ type dbKeys struct {
 	keys [][]byte
 }
 
-// watchedExpired reports whether a watched key that had an expiry at
-// WATCH is gone now: Redis counts expiry as a change.
-func (c *call) watchedExpired() bool {
+// watchChanged reports whether a watched key was written (its stamp
+// moved) or expired (it had an expiry at WATCH and is gone: Redis counts
+// expiry as a change) since WATCH.
+// REQUIRES: the watched keys' stripes held.
+func (c *call) watchChanged() bool {
 	for _, w := range c.cl.watched {
+		if !c.s.store.Unchanged(w.db, []byte(w.key), w.stamp) {
+			return true
+		}
 		if !w.hadTTL {
 			continue
 		}

@@ -40,11 +40,7 @@ var serverCommands = []*command{
 }
 
 func cmdDBSize(c *call) {
-	n, err := c.st.DBSize(c.ctx, c.db)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.DBSize(c.ctx, c.db))
 }
 
 // flushMode checks the optional ASYNC|SYNC argument; both flush at once
@@ -61,11 +57,9 @@ func cmdFlushDB(c *call) {
 	if !c.flushMode() {
 		return
 	}
-	c.s.watch.touchDB(c.db) // before and after: see client.run
 	if c.fail(c.st.FlushDB(c.ctx, c.db)) {
 		return
 	}
-	c.s.watch.touchDB(c.db)
 	c.ok()
 }
 
@@ -73,11 +67,9 @@ func cmdFlushAll(c *call) {
 	if !c.flushMode() {
 		return
 	}
-	c.s.watch.touchDB(-1) // before and after: see client.run
 	if c.fail(c.st.FlushAll(c.ctx)) {
 		return
 	}
-	c.s.watch.touchDB(-1)
 	c.ok()
 }
 

@@ -42,35 +42,19 @@ var setCommands = []*command{
 }
 
 func cmdSAdd(c *call) {
-	n, err := c.st.SAdd(c.ctx, c.db, c.arg(1), c.args[2:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.SAdd(c.ctx, c.db, c.arg(1), c.args[2:]...))
 }
 
 func cmdSRem(c *call) {
-	n, err := c.st.SRem(c.ctx, c.db, c.arg(1), c.args[2:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.SRem(c.ctx, c.db, c.arg(1), c.args[2:]...))
 }
 
 func cmdSMembers(c *call) {
-	members, err := c.st.SMembers(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.bulks(members)
+	c.replyBulks(c.st.SMembers(c.ctx, c.db, c.arg(1)))
 }
 
 func cmdSIsMember(c *call) {
-	ok, err := c.st.SIsMember(c.ctx, c.db, c.arg(1), c.arg(2))
-	if c.fail(err) {
-		return
-	}
-	c.boolInt(ok)
+	c.replyBool(c.st.SIsMember(c.ctx, c.db, c.arg(1), c.arg(2)))
 }
 
 func cmdSMIsMember(c *call) {
@@ -85,11 +69,7 @@ func cmdSMIsMember(c *call) {
 }
 
 func cmdSCard(c *call) {
-	n, err := c.st.SCard(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.SCard(c.ctx, c.db, c.arg(1)))
 }
 
 // cmdSPop: SPOP key [count]. Without a count the reply is one bulk (null
@@ -175,11 +155,7 @@ func cmdSRandMember(c *call) {
 }
 
 func cmdSMove(c *call) {
-	ok, err := c.st.SMove(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3))
-	if c.fail(err) {
-		return
-	}
-	c.boolInt(ok)
+	c.replyBool(c.st.SMove(c.ctx, c.db, c.arg(1), c.arg(2), c.arg(3)))
 }
 
 // setAlgebra is the keyspace's SINTER, SUNION or SDIFF.

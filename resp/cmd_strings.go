@@ -286,19 +286,11 @@ func cmdMSet(c *call) {
 }
 
 func cmdAppend(c *call) {
-	n, err := c.st.Append(c.ctx, c.db, c.arg(1), c.arg(2))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.Append(c.ctx, c.db, c.arg(1), c.arg(2)))
 }
 
 func cmdStrLen(c *call) {
-	n, err := c.st.StrLen(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.StrLen(c.ctx, c.db, c.arg(1)))
 }
 
 // cmdGetRange: GETRANGE (and SUBSTR) key start end.

@@ -209,11 +209,7 @@ options:
 }
 
 func cmdZRem(c *call) {
-	n, err := c.st.ZRem(c.ctx, c.db, c.arg(1), c.args[2:]...)
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.ZRem(c.ctx, c.db, c.arg(1), c.args[2:]...))
 }
 
 func cmdZScore(c *call) {
@@ -243,11 +239,7 @@ func cmdZMScore(c *call) {
 }
 
 func cmdZCard(c *call) {
-	n, err := c.st.ZCard(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	c.int(n)
+	c.replyInt(c.st.ZCard(c.ctx, c.db, c.arg(1)))
 }
 
 // cmdZCount: ZCOUNT key min max. The range is parsed before the key is

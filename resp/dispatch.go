@@ -121,17 +121,7 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		c.writeMark = len(c.out)
 	}
 	c.setInfo(cmd)
-	// WATCH: mark the key's watchers before the write and again after.
-	// Before: an EXEC checks its watches holding the lock stripes of the
-	// watched keys, so either it sees this mark or it holds the key and
-	// this write waits for its commit. After: a WATCH registered while the
-	// write was under way may have read the old value. (A write that turns
-	// out not to change anything still marks, so WATCH may abort where
-	// Redis would not; never the other way round.)
 	write := cmd.flags&flagWrite != 0 && !inTx
-	if write && s.watch.n.Load() > 0 {
-		s.watch.touch(c.db, cmd.keysOf(args))
-	}
 	// The call lives in the client (EXEC nests one level), not on the heap.
 	cl := &c.calls[c.depth]
 	c.depth++
@@ -151,12 +141,11 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	if cmd.flags&flagAdmin == 0 && s.monitors.active() {
 		s.monitors.feed(c, args) // after running, as Redis's call() does
 	}
-	// Keys are worked out only when someone watches or waits: a WATCH or
-	// a blocking pop that starts after these loads sees this write anyway.
-	if write && (s.watch.n.Load() > 0 || s.blocked.n.Load() > 0) {
-		keys := cmd.keysOf(args)
-		s.watch.touch(cl.db, keys)
-		s.blocked.signal(cl.db, keys)
+	// Keys are worked out only when someone waits: a blocking pop that
+	// starts after this load sees this write anyway. (WATCH needs nothing
+	// here: the keyspace stamps every write, see keyspace.Stamp.)
+	if write && s.blocked.n.Load() > 0 {
+		s.blocked.signal(cl.db, cmd.keysOf(args))
 	}
 	*cl = call{}
 }

@@ -73,7 +73,7 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 		n := len(s.clients)
 		s.mu.Unlock()
 		return kv("connected_clients", n, "maxclients", cfg.MaxClients, "blocked_clients", s.blocked.n.Load(),
-			"pubsub_clients", s.pubsubClients(), "watching_clients", s.watch.n.Load())
+			"pubsub_clients", s.pubsubClients(), "watching_clients", s.watchingClients())
 	case "memory":
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
@@ -192,4 +192,16 @@ func (s *Server) pubsubClients() int {
 		}
 	}
 	return len(seen)
+}
+
+func (s *Server) watchingClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.clients {
+		if c.watching.Load() {
+			n++
+		}
+	}
+	return n
 }

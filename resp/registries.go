@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"github.com/stratakv/strata/keyspace"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,86 +15,18 @@ type dbKey struct {
 	key string
 }
 
-// watchedKey is one key a client WATCHes.
+// watchedKey is one key a client WATCHes: its stamp then (see
+// keyspace.Stamp), and whether it had an expiry (if it is gone at EXEC, it
+// expired, which counts as a change as in Redis).
 type watchedKey struct {
 	dbKey
-	hadTTL bool // it had an expiry at WATCH: if it is gone at EXEC, it expired
-}
-
-// watchRegistry maps watched keys to their watchers. touch is on every
-// write's path, so it costs one atomic load while nobody watches.
-type watchRegistry struct {
-	mu   sync.Mutex
-	n    atomic.Int64
-	keys map[dbKey]map[*client]struct{}
-}
-
-func (w *watchRegistry) init() { w.keys = make(map[dbKey]map[*client]struct{}) }
-
-func (w *watchRegistry) add(c *client, k dbKey) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m := w.keys[k]
-	if m == nil {
-		m = make(map[*client]struct{})
-		w.keys[k] = m
-	}
-	if _, ok := m[c]; !ok {
-		m[c] = struct{}{}
-		w.n.Add(1)
-	}
-}
-
-func (w *watchRegistry) remove(c *client, k dbKey) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if m := w.keys[k]; m != nil {
-		if _, ok := m[c]; ok {
-			delete(m, c)
-			w.n.Add(-1)
-		}
-		if len(m) == 0 {
-			delete(w.keys, k)
-		}
-	}
-}
-
-// touch marks the watchers of keys in db: their EXEC will fail.
-func (w *watchRegistry) touch(db int, keys [][]byte) {
-	if w.n.Load() == 0 || len(keys) == 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, k := range keys {
-		for c := range w.keys[dbKey{db, string(k)}] {
-			c.dirty.Store(true)
-		}
-	}
-}
-
-// touchDB marks the watchers of every key in db (-1: every database).
-func (w *watchRegistry) touchDB(db int) {
-	if w.n.Load() == 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for k, m := range w.keys {
-		if db < 0 || k.db == db {
-			for c := range m {
-				c.dirty.Store(true)
-			}
-		}
-	}
+	stamp  keyspace.Stamp
+	hadTTL bool
 }
 
 func (c *client) unwatchAll() {
-	for _, k := range c.watched {
-		c.s.watch.remove(c, k.dbKey)
-	}
 	c.watched = nil
-	c.dirty.Store(false)
+	c.watching.Store(false)
 }
 
 // waiter is one blocked client, queued on each key it waits for.

@@ -99,3 +99,25 @@ func boolToInt(b bool) int64 {
 	}
 	return 0
 }
+
+// replyInt replies with n, or with err's text: handlers that only relay a
+// keyspace call read `c.replyInt(c.st.HLen(c.ctx, c.db, c.arg(1)))`.
+func (c *call) replyInt(n int64, err error) {
+	if !c.fail(err) {
+		c.int(n)
+	}
+}
+
+// replyBool replies 1 or 0, or with err's text.
+func (c *call) replyBool(ok bool, err error) {
+	if !c.fail(err) {
+		c.boolInt(ok)
+	}
+}
+
+// replyBulks replies with an array of bulk strings, or with err's text.
+func (c *call) replyBulks(items [][]byte, err error) {
+	if !c.fail(err) {
+		c.bulks(items)
+	}
+}

@@ -95,7 +95,6 @@ type Server struct {
 	closing   atomic.Bool
 	nextID    atomic.Uint64
 
-	watch    watchRegistry
 	blocked  blockRegistry
 	pubsub   pubsubRegistry
 	monitors monitorSet
@@ -122,7 +121,6 @@ func New(db *lsm.DB, store *keyspace.Store, cfg Config) (*Server, error) {
 		cmdStats: make([]cmdStat, len(commandList)),
 	}
 	s.lastSave.Store(time.Now().Unix())
-	s.watch.init()
 	s.blocked.init()
 	s.pubsub.init()
 	s.slowlog.init()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/stratakv/strata/resp/resptest"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ type redisHarness struct {
 }
 
 func newRedisHarness(t *testing.T) *redisHarness {
-	h := &redisHarness{t: t, ctx: context.Background(), redis: newRedisCommands(t, startRedis(t))}
+	h := &redisHarness{t: t, ctx: context.Background(), redis: newRedisCommands(t, resptest.StartRedis(t))}
 	h.model = NewModel(func() int64 { return h.now })
 	if err := h.redis.FlushAll(h.ctx); err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestModelAgainstRedisScripted(t *testing.T) {
 // patterns of glob metacharacters and random keys.
 func TestGlobAgainstRedis(t *testing.T) {
 	ctx := context.Background()
-	r := newRedisCommands(t, startRedis(t))
+	r := newRedisCommands(t, resptest.StartRedis(t))
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rnd := rand.New(rand.NewPCG(seed, 7))

@@ -9,76 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
-
-	"github.com/stratakv/strata/blob/blobtest"
 )
-
-// startRedis starts a redis-server of its own on a free port of 127.0.0.1,
-// without persistence, stopped when the test ends, and returns its address.
-// Without redis-server the test skips (fails under CI=true).
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin := blobtest.RequireCommand(t, "redis-server")
-	var lastErr error
-	for range 3 { // the free port may be taken before the server binds it
-		addr, err := tryStartRedis(t, bin)
-		if err == nil {
-			return addr
-		}
-		lastErr = err
-	}
-	t.Fatalf("redis-server: %v", lastErr)
-	return ""
-}
-
-func tryStartRedis(t *testing.T, bin string) (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	stop := func() {
-		cmd.Process.Kill()
-		<-exited
-	}
-	addr := "127.0.0.1:" + port
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return "", fmt.Errorf("exited at start: %s", out.String())
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			t.Cleanup(stop)
-			return addr, nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	stop()
-	return "", fmt.Errorf("not listening on %s after 10s: %s", addr, out.String())
-}
 
 // redisCommands implements Commands on a redis-server. Replies map back to
 // the Store API's results; Redis's error replies become errors with the
