@@ -157,16 +157,14 @@ func (db *DB) buildSST(m *memtable) ([]byte, sst.Stats, error) {
 		BloomBitsPerKey: db.opts.BloomBitsPerKey,
 		Compression:     db.opts.Compression,
 	})
-	var prev []byte
-	first := true
-	for n := m.head.next[0].Load(); n != nil; n = n.next[0].Load() {
-		if !first && bytes.Equal(n.row.Key, prev) {
-			continue
+	err := m.each(func(r sst.Row) error {
+		if err := b.Add(r); err != nil {
+			return fmt.Errorf("lsm: build L0 sst: %w", err)
 		}
-		first, prev = false, n.row.Key
-		if err := b.Add(n.row); err != nil {
-			return nil, sst.Stats{}, fmt.Errorf("lsm: build L0 sst: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, sst.Stats{}, err
 	}
 	b.SetClockTick(m.clockTick.Load())
 	return b.Finish()

@@ -12,31 +12,42 @@ import (
 
 const maxHeight = 20
 
-// skipNode is one row of the memtable. Its fields never change after the node
-// is published, except the next pointers of higher levels being linked.
+// skipNode is one key of the memtable: a skiplist node whose versions
+// hang off it newest first. Its key and next pointers of level 0 are set
+// before it is published; higher levels are linked afterwards, bottom-up.
 type skipNode struct {
-	row  sst.Row
-	next [maxHeight]atomic.Pointer[skipNode]
+	key      []byte
+	versions atomic.Pointer[memVersion] // newest first; nil only in the head
+	next     []atomic.Pointer[skipNode] // one per level of the node's height
 }
 
-// memtable is a skiplist ordered by key ascending then seq descending. One
-// writer at a time inserts (REQUIRES: DB.commitMu held); any number of readers
-// traverse it without locks. A node is linked bottom-up with atomic stores
-// after its own pointers are set, so a reader sees either the whole node or
-// nothing of it.
+// memVersion is one row of a key. Immutable once published: a new version
+// is pushed in front of the chain with one atomic store.
+type memVersion struct {
+	row   sst.Row
+	older *memVersion
+}
+
+// memtable is a skiplist of keys in ascending order, each with its versions
+// by seq descending, so it yields rows as (key ascending, seq descending).
+// One writer at a time adds (REQUIRES: DB.commitMu held); any number of
+// readers traverse it without locks. A new key's node is linked bottom-up
+// with atomic stores after its own fields are set; a new version of a key
+// already present is one atomic store on its node, found through a hash
+// index: an overwrite costs no skiplist seek (the seek's comparisons, each
+// a cache miss or two, were a third of a SET's CPU).
 type memtable struct {
 	head   skipNode
 	height atomic.Int32
-	rnd    *rand.Rand // used only by the single inserter
+	rnd    *rand.Rand // used only by the single writer
 
 	size      atomic.Int64 // approximate bytes
-	entries   atomic.Int64
+	entries   atomic.Int64 // versions
 	maxSeq    atomic.Uint64
 	clockTick atomic.Int64 // newest batch time in the memtable
 
-	// index maps each key to its newest node, so a point read costs a
-	// hash lookup instead of a skiplist seek (the seek's comparisons were a
-	// third of a SET's CPU). Sharded, so readers rarely share a lock.
+	// index maps each key to its node, for point reads and overwrites.
+	// Sharded, so readers rarely share a lock.
 	seed  maphash.Seed
 	index [memIndexShards]memIndexShard
 }
@@ -51,6 +62,7 @@ type memIndexShard struct {
 
 func newMemtable() *memtable {
 	m := &memtable{rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), seed: maphash.MakeSeed()}
+	m.head.next = make([]atomic.Pointer[skipNode], maxHeight)
 	for i := range m.index {
 		m.index[i].m = make(map[string]*skipNode)
 	}
@@ -66,20 +78,59 @@ func (m *memtable) randomHeight() int {
 	return h
 }
 
-// less reports whether node n sorts before (key, seq).
-func nodeLess(n *skipNode, key []byte, seq uint64) bool {
-	return sst.Compare(n.row.Key, n.row.Seq, key, seq) < 0
+func (m *memtable) shard(key []byte) *memIndexShard {
+	return &m.index[maphash.Bytes(m.seed, key)%memIndexShards]
 }
 
 // add inserts a row. The row's slices must not be modified afterwards.
 // REQUIRES: the caller serializes add calls.
 func (m *memtable) add(r sst.Row) {
+	sh := m.shard(r.Key)
+	n := sh.m[string(r.Key)] // the only writer may read without the lock
+	if n != nil {
+		m.addVersion(n, r)
+	} else {
+		n = m.insert(r)
+		sh.mu.Lock()
+		sh.m[string(r.Key)] = n
+		sh.mu.Unlock()
+	}
+	m.size.Add(int64(len(r.Key) + len(r.Value) + 48))
+	m.entries.Add(1)
+	if r.Seq > m.maxSeq.Load() {
+		m.maxSeq.Store(r.Seq)
+	}
+}
+
+// addVersion puts r among n's versions. Rows come in seq order, so r is
+// normally the newest and is pushed in front; otherwise the chain is copied
+// with r in its place, and the copy published at once.
+func (m *memtable) addVersion(n *skipNode, r sst.Row) {
+	head := n.versions.Load()
+	if r.Seq > head.row.Seq {
+		n.versions.Store(&memVersion{row: r, older: head})
+		return
+	}
+	var newer []sst.Row
+	v := head
+	for ; v != nil && v.row.Seq > r.Seq; v = v.older {
+		newer = append(newer, v.row)
+	}
+	chain := &memVersion{row: r, older: v}
+	for i := len(newer) - 1; i >= 0; i-- {
+		chain = &memVersion{row: newer[i], older: chain}
+	}
+	n.versions.Store(chain)
+}
+
+// insert links a new node for r's key, whose first version is r.
+func (m *memtable) insert(r sst.Row) *skipNode {
 	var prev [maxHeight]*skipNode
 	x := &m.head
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
 			nx := x.next[level].Load()
-			if nx == nil || !nodeLess(nx, r.Key, r.Seq) {
+			if nx == nil || bytes.Compare(nx.key, r.Key) >= 0 {
 				break
 			}
 			x = nx
@@ -93,35 +144,24 @@ func (m *memtable) add(r sst.Row) {
 		}
 		m.height.Store(int32(h))
 	}
-	n := &skipNode{row: r}
+	n := &skipNode{key: r.Key, next: make([]atomic.Pointer[skipNode], h)}
+	n.versions.Store(&memVersion{row: r})
 	for level := 0; level < h; level++ {
 		n.next[level].Store(prev[level].next[level].Load())
 	}
 	for level := 0; level < h; level++ {
 		prev[level].next[level].Store(n)
 	}
-	// Index the node once it is linked: a reader that finds it walks on
-	// from it to the key's older versions.
-	sh := m.shard(r.Key)
-	sh.mu.Lock()
-	if old := sh.m[string(r.Key)]; old == nil || old.row.Seq < r.Seq {
-		sh.m[string(r.Key)] = n
-	}
-	sh.mu.Unlock()
-	m.size.Add(int64(len(r.Key) + len(r.Value) + 48))
-	m.entries.Add(1)
-	if r.Seq > m.maxSeq.Load() {
-		m.maxSeq.Store(r.Seq)
-	}
+	return n
 }
 
-// seekGE returns the first node at or after (key, seq).
-func (m *memtable) seekGE(key []byte, seq uint64) *skipNode {
+// seekGE returns the first node whose key is >= key.
+func (m *memtable) seekGE(key []byte) *skipNode {
 	x := &m.head
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
 			nx := x.next[level].Load()
-			if nx == nil || !nodeLess(nx, key, seq) {
+			if nx == nil || bytes.Compare(nx.key, key) >= 0 {
 				break
 			}
 			x = nx
@@ -130,21 +170,18 @@ func (m *memtable) seekGE(key []byte, seq uint64) *skipNode {
 	return x.next[0].Load()
 }
 
-func (m *memtable) shard(key []byte) *memIndexShard {
-	return &m.index[maphash.Bytes(m.seed, key)%memIndexShards]
-}
-
-// get returns the newest row for key with seq <= readSeq: the key's newest
-// node from the index, then older versions along level 0 (they follow it,
-// as the list orders a key's versions newest first).
+// get returns the newest row for key with seq <= readSeq.
 func (m *memtable) get(key []byte, readSeq uint64) (sst.Row, bool) {
 	sh := m.shard(key)
 	sh.mu.RLock()
 	n := sh.m[string(key)]
 	sh.mu.RUnlock()
-	for ; n != nil && bytes.Equal(n.row.Key, key); n = n.next[0].Load() {
-		if n.row.Seq <= readSeq {
-			return n.row, true
+	if n == nil {
+		return sst.Row{}, false
+	}
+	for v := n.versions.Load(); v != nil; v = v.older {
+		if v.row.Seq <= readSeq {
+			return v.row, true
 		}
 	}
 	return sst.Row{}, false
@@ -152,14 +189,24 @@ func (m *memtable) get(key []byte, readSeq uint64) (sst.Row, bool) {
 
 func (m *memtable) empty() bool { return m.entries.Load() == 0 }
 
+// each calls fn with every key's newest row, in key order.
+func (m *memtable) each(fn func(sst.Row) error) error {
+	for n := m.head.next[0].Load(); n != nil; n = n.next[0].Load() {
+		if err := fn(n.versions.Load().row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // memIter iterates a memtable within bounds. It yields every version; the
 // merging iterator above it applies the read seq.
 type memIter struct {
-	m          *memtable
-	lower      []byte
-	upper      []byte
-	cur        *skipNode
-	positioned bool
+	m     *memtable
+	lower []byte
+	upper []byte
+	cur   *skipNode
+	ver   *memVersion
 }
 
 var _ sst.Iterator = (*memIter)(nil)
@@ -168,9 +215,14 @@ func (m *memtable) newIter(lower, upper []byte) *memIter {
 	return &memIter{m: m, lower: lower, upper: upper}
 }
 
-func (it *memIter) check() bool {
-	if it.cur != nil && it.upper != nil && bytes.Compare(it.cur.row.Key, it.upper) >= 0 {
+// at positions the iterator at node n's newest version.
+func (it *memIter) at(n *skipNode) bool {
+	it.cur, it.ver = n, nil
+	if n != nil && it.upper != nil && bytes.Compare(n.key, it.upper) >= 0 {
 		it.cur = nil
+	}
+	if it.cur != nil {
+		it.ver = it.cur.versions.Load()
 	}
 	return it.cur != nil
 }
@@ -179,27 +231,28 @@ func (it *memIter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
-	it.cur = it.m.head.next[0].Load()
-	return it.check()
+	return it.at(it.m.head.next[0].Load())
 }
 
 func (it *memIter) SeekGE(key []byte) bool {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
-	it.cur = it.m.seekGE(key, ^uint64(0))
-	return it.check()
+	return it.at(it.m.seekGE(key))
 }
 
 func (it *memIter) Next() bool {
 	if it.cur == nil {
 		return false
 	}
-	it.cur = it.cur.next[0].Load()
-	return it.check()
+	if it.ver.older != nil {
+		it.ver = it.ver.older
+		return true
+	}
+	return it.at(it.cur.next[0].Load())
 }
 
 func (it *memIter) Valid() bool  { return it.cur != nil }
-func (it *memIter) Row() sst.Row { return it.cur.row }
+func (it *memIter) Row() sst.Row { return it.ver.row }
 func (it *memIter) Error() error { return nil }
-func (it *memIter) Close() error { it.cur = nil; return nil }
+func (it *memIter) Close() error { it.cur, it.ver = nil, nil; return nil }
