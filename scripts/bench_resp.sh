@@ -65,7 +65,7 @@ start() {
 # run PORT PIPELINE: prints "test,rps" lines.
 run() {
   redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -r 100000 --csv -q 2>/dev/null |
-    tr -d '"' | awk -F, 'NR > 1 || $1 != "test" { if ($1 != "test") print $1 "," $2 }'
+    tr -d '"' | awk -F, '$1 != "test" { name = $1; sub(/ .*/, "", name); print name "," $2 }'
 }
 
 declare -A rps
