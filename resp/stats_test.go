@@ -17,7 +17,7 @@ func TestCommandStats(t *testing.T) {
 	for range 3 {
 		rdb.Set(ctx, "k", "v", 0)
 	}
-	rdb.LPush(ctx, "k", "x")         // WRONGTYPE: ran and failed
+	rdb.LPush(ctx, "k", "x")          // WRONGTYPE: ran and failed
 	rdb.Do(ctx, "get", "a", "b", "c") // wrong arity: refused
 	got := map[string]CommandStat{}
 	for _, st := range ts.srv.CommandStats() {
