@@ -83,10 +83,10 @@ func Handler(g prometheus.Gatherer, ready *Readiness) http.Handler {
 }
 
 // NewRegistry returns a registry with the Go runtime and process
-// collectors and c.
-func NewRegistry(c prometheus.Collector) *prometheus.Registry {
+// collectors; a Collector is registered once its sources exist.
+func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}), c)
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return reg
 }
 

@@ -122,7 +122,8 @@ func get(t *testing.T, url string) (int, string) {
 // passes, metrics and pprof on the same mux.
 func TestHandler(t *testing.T) {
 	var ready Readiness
-	reg := NewRegistry(NewCollector(Sources{Clients: func() int { return 3 }}))
+	reg := NewRegistry()
+	reg.MustRegister(NewCollector(Sources{Clients: func() int { return 3 }}))
 	l, err := Listen("127.0.0.1:0", Handler(reg, &ready), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
