@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/keyspace"
+	"github.com/stratakv/strata/metrics"
 )
 
 // runCompactor runs `strata compactor`: a long-running compactor and
@@ -27,6 +28,7 @@ func runCompactor(args []string) int {
 	gcMinAge := fs.Duration("gc-min-age", 10*time.Minute, "minimum time an unreferenced SST is kept (above any read's life)")
 	targetSST := fs.Int64("target-sst-size", 64<<20, "size at which compaction output SSTs are cut (bytes)")
 	l0Trigger := fs.Int("l0-trigger", 4, "compact L0 once it holds this many SSTs")
+	metricsAddr := fs.String("metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9122 (empty: off)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,11 +36,18 @@ func runCompactor(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
+	me, err := startMetrics(*metricsAddr, logger)
+	if err != nil {
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	defer me.close()
 	bkt, err := bf.open(ctx, logger)
 	if err != nil {
 		logger.Error("cannot start", "bucket", bf.describe(), "err", err)
 		return 1
 	}
+	bkt = me.instrument(bkt)
 	defer bkt.Close()
 	c, err := compactor.Open(ctx, bkt, compactor.Options{
 		Scheduler:     compactor.SchedulerOptions{L0Trigger: *l0Trigger},
@@ -54,7 +63,9 @@ func runCompactor(args []string) int {
 		return 1
 	}
 	logger.Info("compactor running", "bucket", bf.describe(), "epoch", c.Epoch())
+	me.serving(metrics.Sources{Compactor: c.Stats}, nil)
 	err = c.Run(ctx)
+	me.stopping()
 	st := c.Stats()
 	logger.Info("compactor stopped", "jobs", st.Jobs, "bytes_read", st.BytesRead,
 		"bytes_written", st.BytesWritten, "expired", st.Expired,

@@ -21,6 +21,7 @@ import (
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/metrics"
 	"github.com/stratakv/strata/resp"
 )
 
@@ -42,6 +43,7 @@ type serverFlags struct {
 	blockCache      string
 	memtableSize    string
 	shutdownTimeout time.Duration
+	metricsAddr     string
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
@@ -59,6 +61,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.blockCache, "block-cache", "256mb", "SST block cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
 }
 
 // parseServerArgs reads an optional config file (the first argument when it
@@ -212,11 +215,19 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		}
 	}
 
+	me, err := startMetrics(f.metricsAddr, logger)
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	defer me.close()
+
 	bkt, err := f.bucketFlags.open(ctx, logger)
 	if err != nil {
 		closeListeners()
 		return err
 	}
+	bkt = me.instrument(bkt)
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
 	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable, Logger: logger.With("component", "lsm")})
@@ -281,6 +292,11 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 			}
 		}()
 	}
+	src := metrics.Sources{Engine: db.Metrics, Commands: commandStats(srv), Clients: srv.Clients}
+	if comp != nil {
+		src.Compactor = comp.Stats
+	}
+	me.serving(src, metrics.WriterCheck(bkt, db.Metrics().WriterEpoch))
 	logger.Info("ready to accept connections", "bind", f.bind, "port", f.port, "bucket", f.describe(),
 		"appendfsync", f.appendFsync, "compaction", f.compaction)
 
@@ -290,6 +306,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	case <-shutdown:
 		logger.Info("SHUTDOWN received, shutting down")
 	}
+	me.stopping()
 	return shutdownServer(srv, db, stopBG, &bg, f.shutdownTimeout, logger)
 }
 

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/redis/go-redis/v9"
+)
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// scrape returns the value of each sample of /metrics, keyed by its name
+// and labels as the text format writes them (`name{label="v"}`).
+func scrape(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	code, body := httpGet(t, base+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics = %d: %s", code, body)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for name, fam := range fams {
+		for _, m := range fam.Metric {
+			key := name
+			if len(m.Label) > 0 {
+				var ls []string
+				for _, l := range m.Label {
+					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				}
+				key += "{" + strings.Join(ls, ",") + "}"
+			}
+			out[key] = value(m)
+		}
+	}
+	return out
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return 0
+}
+
+// TestServerMetrics runs `strata server` in-process over a temp directory
+// with a small memtable and in-process compaction, drives it with go-redis
+// until the engine has flushed and compacted, and checks what /metrics,
+// /healthz, /readyz and /debug/pprof/ answer.
+func TestServerMetrics(t *testing.T) {
+	port, mport := freePort(t), freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", mport)
+	f, err := parseServerArgs([]string{"--dir", t.TempDir(), "--bind", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--memtable-size", "64kb", "--loglevel", "warning"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve(f, slog.New(slog.DiscardHandler)) }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body := httpGet(t, base+"/readyz")
+		if code == 200 {
+			break
+		}
+		if code != 0 && code != 503 {
+			t.Fatalf("/readyz during startup = %d: %s", code, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 30 s: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
+	defer rdb.Close()
+	// 64 KiB memtables: 2 MiB of values is some 30 flushes, past the
+	// compactor's L0 trigger several times.
+	const n = 2000
+	val := strings.Repeat("v", 1000)
+	for i := 0; i < n; i += 100 {
+		pipe := rdb.Pipeline()
+		for j := i; j < i+100; j++ {
+			pipe.Set(ctx, fmt.Sprintf("key:%06d", j), val, 0)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Get(ctx, "key:000000").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	var m map[string]float64
+	for {
+		m = scrape(t, base)
+		if m["strata_compactions_total"] > 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("no compaction after the workload: flushes %v, L0 %v", m["strata_lsm_flushes_total"], m["strata_lsm_l0_ssts"])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("flushes %v, compactions %v, uploads %v, L0 %v, runs %v", m["strata_lsm_flushes_total"],
+		m["strata_compactions_total"], m[`objstore_bucket_operations_total{bucket="strata",operation="upload"}`],
+		m["strata_lsm_l0_ssts"], m["strata_lsm_sorted_runs"])
+	if m[`objstore_bucket_operations_total{bucket="strata",operation="upload"}`] == 0 {
+		t.Error("no object-store uploads counted")
+	}
+	if m["strata_lsm_flushes_total"] < 4 {
+		t.Errorf("flushes = %v, want several", m["strata_lsm_flushes_total"])
+	}
+	if got := m[`strata_command_calls_total{command="set"}`]; got != n {
+		t.Errorf("set calls = %v, want %d", got, n)
+	}
+	if got := m[`strata_command_calls_total{command="get"}`]; got != 1 {
+		t.Errorf("get calls = %v, want 1", got)
+	}
+	if m["strata_connected_clients"] < 1 || m["strata_wal_objects_total"] == 0 || m["strata_wal_batches_total"] < n/100 {
+		t.Errorf("clients %v, WAL objects %v, WAL batches %v", m["strata_connected_clients"],
+			m["strata_wal_objects_total"], m["strata_wal_batches_total"])
+	}
+	if code, body := httpGet(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("/debug/pprof/ = %d", code)
+	}
+	if code, _ := httpGet(t, base+"/readyz"); code != 200 {
+		t.Errorf("/readyz while serving = %d", code)
+	}
+
+	rdb.Shutdown(ctx) // the connection closes under the reply
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not shut down")
+	}
+	if code, _ := httpGet(t, base+"/healthz"); code != 0 {
+		t.Errorf("metrics listener still answers after shutdown: %d", code)
+	}
+}
