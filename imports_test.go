@@ -32,6 +32,7 @@ var mayImport = map[string][]string{
 	// server main wires the two side by side). Its garbage collector reads
 	// WAL object headers to tell fences from batch objects.
 	"compactor":             {"lsm", "wal", "manifest", "lsm/sst", "blob"},
+	"inspect":               {"keyspace", "manifest", "wal", "lsm/sst", "blob"}, // read-only, under `strata inspect`
 	"lsm":                   {"wal", "manifest", "lsm/sst", "blob"},
 	"wal":                   {"lsm/sst", "blob"},
 	"manifest":              {"lsm/sst", "blob"},
