@@ -92,17 +92,10 @@ type HistoryEntry struct {
 // History lists every manifest in the bucket, oldest first, loading each.
 // A manifest that does not load is listed with its error.
 func History(ctx context.Context, bkt objstore.Bucket) ([]HistoryEntry, error) {
-	var ids []uint64
-	err := bkt.Iter(ctx, blob.ManifestDir, func(name string) error {
-		if id, ok := blob.ParseManifestName(name); ok {
-			ids = append(ids, id)
-		}
-		return nil
-	})
+	ids, err := manifestIDs(ctx, bkt)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: list %s: %w", blob.ManifestDir, err)
+		return nil, err
 	}
-	slices.Sort(ids)
 	st := manifest.NewStore(bkt)
 	out := make([]HistoryEntry, 0, len(ids))
 	for _, id := range ids {
@@ -135,4 +128,20 @@ func WriteHistory(w io.Writer, entries []HistoryEntry) {
 		fmt.Fprintf(w, "epochs w%d/c%d  L0 %d  runs %d  ssts %d  last_seq %d  replay_after_wal %d\n",
 			m.WriterEpoch, m.CompactorEpoch, len(m.L0), len(m.Runs), len(m.AllSSTs()), m.LastSeq, m.ReplayAfterWALID)
 	}
+}
+
+// manifestIDs lists the ids of the manifests in the bucket, ascending.
+func manifestIDs(ctx context.Context, bkt objstore.Bucket) ([]uint64, error) {
+	var ids []uint64
+	err := bkt.Iter(ctx, blob.ManifestDir, func(name string) error {
+		if id, ok := blob.ParseManifestName(name); ok {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inspect: list %s: %w", blob.ManifestDir, err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

@@ -62,11 +62,20 @@ func Verify(ctx context.Context, bkt objstore.Bucket, o VerifyOptions) (*VerifyR
 		o.Concurrency = 8
 	}
 	rep := &VerifyReport{}
-	m, err := manifest.NewStore(bkt).Latest(ctx)
+	ids, err := manifestIDs(ctx, bkt)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: no manifest in %s", manifest.ErrNotFound, blob.ManifestDir)
+	}
+	// The newest manifest is the one a server would open: no falling back to
+	// an older one if it is damaged (manifest.Store.Latest does not either).
+	latest := ids[len(ids)-1]
+	m, err := manifest.NewStore(bkt).Load(ctx, latest)
 	if err != nil {
 		if errors.Is(err, sst.ErrCorruption) {
-			// Latest names the corrupt object in its error.
-			rep.Problems = append(rep.Problems, Problem{Object: blob.ManifestDir + " (latest)", Err: err})
+			rep.Problems = append(rep.Problems, Problem{Object: blob.ManifestName(latest), Err: err})
 			return rep, nil
 		}
 		return nil, err

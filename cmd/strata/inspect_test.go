@@ -177,6 +177,17 @@ func TestInspectLocal(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "CORRUPT "+sstName+": inspect: object not found") {
 		t.Errorf("verify with a missing SST: exit %d:\n%s", code, out)
 	}
+
+	// A damaged latest manifest is named, not silently replaced by an older one.
+	m, err := inspect.LoadManifest(context.Background(), bkt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, filepath.Join(dir, filepath.FromSlash(blob.ManifestName(m.ID))), 12)
+	code, out, _ = runInspectCmd(t, "verify", flag)
+	if code != 1 || !strings.Contains(out, "CORRUPT "+blob.ManifestName(m.ID)+": ") {
+		t.Errorf("verify with a damaged manifest: exit %d:\n%s", code, out)
+	}
 }
 
 func TestInspectUsage(t *testing.T) {
