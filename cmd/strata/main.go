@@ -26,7 +26,7 @@ func init() {
 	commands = []command{
 		{name: "server", summary: "serve RESP (Redis protocol) over a bucket", run: runServer},
 		{name: "compactor", summary: "run the compactor and garbage collector against a bucket", run: runCompactor},
-		{name: "inspect", summary: "print manifests, WAL objects and SSTs of a bucket", pending: "the inspect issue"},
+		{name: "inspect", summary: "print manifests, WAL objects and SSTs of a bucket; verify checksums", run: runInspect},
 		{name: "version", summary: "print the version", run: runVersion},
 		{name: "help", summary: "list the subcommands", run: func([]string) int { usage(os.Stdout); return 0 }},
 	}
