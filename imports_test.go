@@ -33,7 +33,7 @@ var mayImport = map[string][]string{
 	// WAL object headers to tell fences from batch objects.
 	"compactor":             {"lsm", "wal", "manifest", "lsm/sst", "blob"},
 	"metrics":               {"lsm", "compactor", "wal", "manifest", "lsm/sst", "blob"}, // the Prometheus edge, beside cmd; resp does not import it
-	"inspect":               {"keyspace", "manifest", "wal", "lsm/sst", "blob"}, // read-only, under `strata inspect`
+	"inspect":               {"keyspace", "manifest", "wal", "lsm/sst", "blob"},         // read-only, under `strata inspect`
 	"lsm":                   {"wal", "manifest", "lsm/sst", "blob"},
 	"wal":                   {"lsm/sst", "blob"},
 	"manifest":              {"lsm/sst", "blob"},
