@@ -12,6 +12,7 @@
 # Environment:
 #   STRATA_PORT        RESP port (default 6379, or a free port if 6379 is taken)
 #   STRATA_MINIO_BIN   a MinIO server binary to use instead of scripts/minio.sh build
+#   STRATA_BIN         a strata binary to use instead of building one from this checkout
 #   STRATA_CACHE       where scripts/minio.sh caches its build
 set -euo pipefail
 
@@ -140,13 +141,18 @@ start() {
   command -v curl >/dev/null || die "start needs curl (to check MinIO and create the bucket)"
   # A start that fails half way stops what it started, so a retry begins clean.
   trap 'log "start failed: stopping what was started"; stop' EXIT
-  command -v go >/dev/null || die "go is not on PATH"
 
   local minio strata="$state/bin/strata" mport port
   minio=$(minio_bin)
-  log "building strata into $strata"
-  mkdir -p "$state/bin"
-  (cd "$repo" && go build -o "$strata" ./cmd/strata)
+  if [ -n "${STRATA_BIN:-}" ]; then
+    [ -x "$STRATA_BIN" ] || die "STRATA_BIN $STRATA_BIN is not an executable"
+    strata=$STRATA_BIN
+  else
+    command -v go >/dev/null || die "go is not on PATH"
+    log "building strata into $strata"
+    mkdir -p "$state/bin"
+    (cd "$repo" && go build -o "$strata" ./cmd/strata)
+  fi
 
   mport=$(free_port)
   echo "$mport" >"$state/minio.port"
@@ -226,7 +232,7 @@ case ${1:-help} in
 start) start ;;
 stop) stop ;;
 status) status ;;
-help | -h | --help) sed -n '2,17s/^# \{0,1\}//p' "$0" ;;
+help | -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0" ;;
 *)
   log "unknown command: $1 (start, stop or status)"
   exit 2
