@@ -55,7 +55,12 @@ func TestTopology(t *testing.T) {
 		go func() { defer wg.Done(); ws[i].run(ctx) }()
 	}
 	stopWriters := sync.OnceFunc(func() { cancel(); wg.Wait() })
-	defer stopWriters()
+	defer func() { // on failure, without waiting out SET retries
+		for _, w := range ws {
+			w.abort.Store(true)
+		}
+		stopWriters()
+	}()
 
 	cliIncrs := 0
 	phase := func(name string, restart func()) {
@@ -243,6 +248,7 @@ type topoWriter struct {
 	rdb   *redis.Client
 	r     *rand.Rand
 	acked atomic.Int64 // acknowledged writes, read by waitProgress
+	abort atomic.Bool  // the test failed: stop retrying
 
 	// Owned by run until it returns.
 	n        int
@@ -288,7 +294,7 @@ func (w *topoWriter) run(ctx context.Context) {
 		var err error
 		switch w.n % 3 {
 		case 0:
-			err = w.set(ctx)
+			err = w.set()
 		case 1:
 			err = w.incr()
 		case 2:
@@ -301,8 +307,8 @@ func (w *topoWriter) run(ctx context.Context) {
 }
 
 // set writes a new value to one of the writer's keys, retrying until it is
-// acknowledged: retries stop only at a wrong reply or after a minute.
-func (w *topoWriter) set(ctx context.Context) error {
+// acknowledged: retries stop only after a minute or when the test fails.
+func (w *topoWriter) set() error {
 	k := fmt.Sprintf("%s:%d", w.key("s"), w.r.IntN(topoKeys))
 	v := w.value()
 	deadline := time.Now().Add(time.Minute)
@@ -313,6 +319,9 @@ func (w *topoWriter) set(ctx context.Context) error {
 			w.counts.sets++
 			w.acked.Add(1)
 			return nil
+		}
+		if w.abort.Load() {
+			return err
 		}
 		if time.Now().After(deadline) {
 			w.err = fmt.Errorf("SET %s not acknowledged within a minute of retries: %v", k, err)
