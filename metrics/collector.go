@@ -5,6 +5,7 @@ import (
 
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/wal"
 )
 
 // CommandStat is one command's counters (resp.CommandStat, copied by the
@@ -91,6 +92,8 @@ func collectEngine(e emitter, m lsm.Metrics) {
 	e.counter("strata_wal_batches_total", "Write batches stored in the WAL (batches per object: divide by objects).",
 		float64(m.WAL.Batches))
 	e.counter("strata_wal_put_retries_total", "Failed WAL PUT attempts that were retried.", float64(m.WAL.PutRetries))
+	e.histogram("strata_wal_put_seconds", "Time to store one WAL object, from its first PUT attempt to success.", m.WAL.PutSeconds)
+	e.histogram("strata_wal_object_batches", "Write batches per WAL object: the size of group commit's groups.", m.WAL.ObjectBatches)
 
 	e.counter("strata_block_cache_hits_total", "Block cache hits.", float64(m.BlockCache.Hits))
 	e.counter("strata_block_cache_misses_total", "Block cache misses.", float64(m.BlockCache.Misses))
@@ -129,6 +132,18 @@ func (e emitter) counter(name, help string, v float64) {
 	e.emit(name, help, prometheus.CounterValue, v)
 }
 func (e emitter) gauge(name, help string, v float64) { e.emit(name, help, prometheus.GaugeValue, v) }
+
+// histogram emits a snapshot taken of fixed buckets (per-bucket counts)
+// as a Prometheus histogram (cumulative counts).
+func (e emitter) histogram(name, help string, h wal.Histogram) {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	var cum uint64
+	for i, b := range h.Bounds {
+		cum += h.Counts[i]
+		buckets[b] = cum
+	}
+	e.ch <- prometheus.MustNewConstHistogram(prometheus.NewDesc(name, help, nil, nil), h.Count, h.Sum, buckets)
+}
 func (e emitter) counterL(name, help, label, value string, v float64) {
 	e.emit(name, help, prometheus.CounterValue, v, label, value)
 }

@@ -70,6 +70,12 @@ type Stats struct {
 	Bytes      uint64 // bytes stored
 	Batches    uint64 // batches appended
 	PutRetries uint64 // failed PUT attempts that were retried
+
+	// PutSeconds is the time from the start of an object's first PUT
+	// attempt to its success, per stored object; ObjectBatches is the
+	// number of batches (group commit's group) per stored object.
+	PutSeconds    Histogram
+	ObjectBatches Histogram
 }
 
 // Stored names a WAL object that is in the bucket and the highest seq in it
@@ -124,8 +130,17 @@ type Writer struct {
 	kick       chan struct{}
 	done       chan struct{}
 	abandon    chan struct{}
-	stats      struct{ objects, bytes, batches, retries atomic.Uint64 }
+	stats      struct {
+		objects, bytes, batches, retries atomic.Uint64
+		putSeconds, objectBatches        *histogram
+	}
 }
+
+// Bucket bounds of the writer's histograms.
+var (
+	putSecondsBounds    = []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5}
+	objectBatchesBounds = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}
+)
 
 // NewWriter starts a writer whose first object is firstID. durableSeq is the
 // highest seq already durable (replayed or flushed); history lists the
@@ -145,6 +160,8 @@ func NewWriter(bkt objstore.Bucket, firstID, durableSeq uint64, history []Stored
 		done:      make(chan struct{}),
 		abandon:   make(chan struct{}),
 	}
+	w.stats.putSeconds = newHistogram(putSecondsBounds...)
+	w.stats.objectBatches = newHistogram(objectBatchesBounds...)
 	w.durableSeq.Store(durableSeq)
 	go w.loop()
 	return w
@@ -231,6 +248,9 @@ func (w *Writer) Stats() Stats {
 		Bytes:      w.stats.bytes.Load(),
 		Batches:    w.stats.batches.Load(),
 		PutRetries: w.stats.retries.Load(),
+
+		PutSeconds:    w.stats.putSeconds.snapshot(),
+		ObjectBatches: w.stats.objectBatches.snapshot(),
 	}
 }
 
@@ -426,6 +446,8 @@ func (w *Writer) finish(id uint64, r putResult) {
 		w.durableSeq.Store(next.maxSeq)
 		w.stats.objects.Add(1)
 		w.stats.bytes.Add(uint64(next.bytes))
+		w.stats.putSeconds.observe(next.took.Seconds())
+		w.stats.objectBatches.observe(float64(next.batches))
 		w.ackedID++
 		moved = true
 	}

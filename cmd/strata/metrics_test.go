@@ -64,6 +64,10 @@ func scrape(t *testing.T, base string) map[string]float64 {
 				key += "{" + strings.Join(ls, ",") + "}"
 			}
 			out[key] = value(m)
+			if h := m.Histogram; h != nil { // as the text format names them
+				out[key+"_count"] = float64(h.GetSampleCount())
+				out[key+"_sum"] = h.GetSampleSum()
+			}
 		}
 	}
 	return out
@@ -163,6 +167,14 @@ func TestServerMetrics(t *testing.T) {
 	if m["strata_connected_clients"] < 1 || m["strata_wal_objects_total"] == 0 || m["strata_wal_batches_total"] < n/100 {
 		t.Errorf("clients %v, WAL objects %v, WAL batches %v", m["strata_connected_clients"],
 			m["strata_wal_objects_total"], m["strata_wal_batches_total"])
+	}
+	// Every stored WAL object is one observation of PUT time and of
+	// group size, and the groups add up to the batches.
+	if objs := m["strata_wal_objects_total"]; m["strata_wal_put_seconds_count"] != objs ||
+		m["strata_wal_object_batches_count"] != objs || m["strata_wal_object_batches_sum"] != m["strata_wal_batches_total"] {
+		t.Errorf("WAL histograms: put count %v, group count %v, group sum %v; objects %v, batches %v",
+			m["strata_wal_put_seconds_count"], m["strata_wal_object_batches_count"], m["strata_wal_object_batches_sum"],
+			objs, m["strata_wal_batches_total"])
 	}
 	if code, body := httpGet(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
 		t.Errorf("/debug/pprof/ = %d", code)
