@@ -47,3 +47,12 @@ func (db *DB) Abandon() {
 	close(db.done)
 	db.wg.Wait()
 }
+
+// Err returns the engine's sticky error, nil while it accepts writes: once
+// it is fenced by a newer writer (learned from the manifest poll or a
+// write), closed, or stopped by a storage failure, writes fail with it.
+func (db *DB) Err() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.bgErr
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/lsm"
 	"github.com/stratakv/strata/lsm/sst"
@@ -159,32 +158,4 @@ func TestHandler(t *testing.T) {
 	ready.Serving(nil) // stopping is final
 	checkCode("/readyz", 503)
 	checkCode("/healthz", 200)
-}
-
-// TestWriterCheck: the check passes for the bucket's writer and fails once
-// a newer writer has opened the bucket.
-func TestWriterCheck(t *testing.T) {
-	ctx := context.Background()
-	bkt := blob.NewMemBucket()
-	db1, err := lsm.Open(ctx, bkt, lsm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db1.Abandon()
-	check := WriterCheck(bkt, db1.Metrics().WriterEpoch)
-	if err := check(ctx); err != nil {
-		t.Fatalf("sole writer: %v", err)
-	}
-	db2, err := lsm.Open(ctx, bkt, lsm.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	time.Sleep(fenceCheckInterval)
-	if err := check(ctx); err == nil || !strings.Contains(err.Error(), "fenced") {
-		t.Fatalf("after a newer writer opened: %v", err)
-	}
-	if err := WriterCheck(bkt, db2.Metrics().WriterEpoch)(ctx); err != nil {
-		t.Fatalf("the newer writer: %v", err)
-	}
 }

@@ -296,7 +296,10 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	if comp != nil {
 		src.Compactor = comp.Stats
 	}
-	me.serving(src, metrics.WriterCheck(bkt, db.Metrics().WriterEpoch))
+	// Ready while the engine accepts writes: not once fenced by a newer
+	// server (the engine learns it from its manifest poll), closed or
+	// stopped by a storage failure.
+	me.serving(src, func(context.Context) error { return db.Err() })
 	logger.Info("ready to accept connections", "bind", f.bind, "port", f.port, "bucket", f.describe(),
 		"appendfsync", f.appendFsync, "compaction", f.compaction)
 
