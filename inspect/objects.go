@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -81,7 +80,7 @@ type WALObject struct {
 // ListWAL lists the WAL objects in the bucket by id, reading each header.
 // m (may be nil) tells which are already in SSTs.
 func ListWAL(ctx context.Context, bkt objstore.Bucket, m *manifest.Manifest) ([]WALObject, error) {
-	ids, err := walIDs(ctx, bkt)
+	ids, err := wal.ListIDs(ctx, bkt)
 	if err != nil {
 		return nil, err
 	}
@@ -101,22 +100,6 @@ func ListWAL(ctx context.Context, bkt objstore.Bucket, m *manifest.Manifest) ([]
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// walIDs lists the ids of the WAL objects in the bucket, ascending.
-func walIDs(ctx context.Context, bkt objstore.Bucket) ([]uint64, error) {
-	var ids []uint64
-	err := bkt.Iter(ctx, blob.WALDir, func(name string) error {
-		if id, ok := blob.ParseWALName(name); ok {
-			ids = append(ids, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("inspect: list %s: %w", blob.WALDir, err)
-	}
-	slices.Sort(ids)
-	return ids, nil
 }
 
 // WriteWALList prints ListWAL's objects, one line each.

@@ -81,7 +81,7 @@ func Verify(ctx context.Context, bkt objstore.Bucket, o VerifyOptions) (*VerifyR
 		return nil, err
 	}
 	rep.ManifestID = m.ID
-	walIDs, err := walIDs(ctx, bkt)
+	walIDs, err := wal.ListIDs(ctx, bkt)
 	if err != nil {
 		return nil, err
 	}
