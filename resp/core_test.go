@@ -122,6 +122,15 @@ func TestInfo(t *testing.T) {
 	for _, sec := range []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "all", "everything", "default", "STRATA"} {
 		infoFields(t, c.Do("INFO", sec))
 	}
+	// The strata section has the engine's figures: two durable SETs went
+	// to the WAL, each acknowledged object is one group of batches.
+	f = infoFields(t, c.Do("INFO", "strata"))
+	objects, _ := strconv.Atoi(f["wal_objects"])
+	batches, _ := strconv.Atoi(f["wal_batches"])
+	perObject, _ := strconv.ParseFloat(f["wal_batches_per_object"], 64)
+	if objects < 1 || batches < 2 || perObject < 1 || f["wal_put_avg_ms"] == "" || f["lsm_last_seq"] == "" {
+		t.Fatalf("INFO strata: %v", f)
+	}
 }
 
 func TestCommandIntrospection(t *testing.T) {

@@ -119,7 +119,9 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 			"lsm_write_slowdowns", mt.WriteSlowdowns, "lsm_last_seq", mt.LastSeq,
 			"lsm_durable_seq", mt.DurableSeq, "lsm_manifest_id", mt.ManifestID,
 			"lsm_writer_epoch", mt.WriterEpoch, "wal_objects", mt.WAL.Objects, "wal_bytes", mt.WAL.Bytes,
-			"wal_batches", mt.WAL.Batches, "block_cache_hits", mt.BlockCache.Hits,
+			"wal_batches", mt.WAL.Batches, "wal_put_avg_ms", avg(mt.WAL.PutSeconds.Sum*1000, mt.WAL.PutSeconds.Count),
+			"wal_batches_per_object", avg(mt.WAL.ObjectBatches.Sum, mt.WAL.ObjectBatches.Count),
+			"block_cache_hits", mt.BlockCache.Hits,
 			"block_cache_misses", mt.BlockCache.Misses, "block_cache_bytes", mt.BlockCache.Bytes,
 			"objstore_get", os.Get, "objstore_get_range", os.GetRange, "objstore_upload", os.Upload,
 			"objstore_delete", os.Delete, "objstore_iter", os.Iter, "objstore_exists", os.Exists)
@@ -204,4 +206,12 @@ func (s *Server) watchingClients() int {
 		}
 	}
 	return n
+}
+
+// avg formats sum/n with two decimals, 0 when there is nothing to average.
+func avg(sum float64, n uint64) string {
+	if n == 0 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%.2f", sum/float64(n))
 }
