@@ -96,7 +96,7 @@ func (s *Store) Rename(ctx context.Context, db int, src, dst []byte, nx bool) (b
 	next := m
 	if kind, ok := elementKind(m.Type); ok {
 		next.Version = s.newVersion()
-		if err := s.copyElements(ctx, &b, kind, gen, src, m.Version, dst, next.Version); err != nil {
+		if err := s.copyElements(ctx, &b, kind, gen, src, m.Version, gen, dst, next.Version); err != nil {
 			return false, err
 		}
 	}
@@ -105,11 +105,12 @@ func (s *Store) Rename(ctx context.Context, db int, src, dst []byte, nx bool) (b
 	return true, s.commit(ctx, &b)
 }
 
-// copyElements adds to b a copy of every element row of (src, version)
-// under (dst, newVersion).
-func (s *Store) copyElements(ctx context.Context, b *lsm.Batch, kind byte, gen uint32, src []byte, version uint64, dst []byte, newVersion uint64) error {
-	from := elementPrefix(kind, gen, src, version)
-	to := elementPrefix(kind, gen, dst, newVersion)
+// copyElements adds to b a copy of every element row of (srcGen, src,
+// version) under (dstGen, dst, newVersion).
+func (s *Store) copyElements(ctx context.Context, b *lsm.Batch, kind byte, srcGen uint32, src []byte, version uint64,
+	dstGen uint32, dst []byte, newVersion uint64) error {
+	from := elementPrefix(kind, srcGen, src, version)
+	to := elementPrefix(kind, dstGen, dst, newVersion)
 	it := s.newIter(ctx, lsm.IterOptions{Prefix: from})
 	for ok := it.First(); ok; ok = it.Next() {
 		k := append(append([]byte{}, to...), it.Key()[len(from):]...)

@@ -115,13 +115,7 @@ func (s *Store) putCopy(ctx context.Context, b *lsm.Batch, srcGen uint32, src []
 	next := m
 	if kind, ok := elementKind(m.Type); ok {
 		next.Version = s.newVersion()
-		from := elementPrefix(kind, srcGen, src, m.Version)
-		to := elementPrefix(kind, dstGen, dst, next.Version)
-		it := s.newIter(ctx, lsm.IterOptions{Prefix: from})
-		for ok := it.First(); ok; ok = it.Next() {
-			b.Put(append(append([]byte{}, to...), it.Key()[len(from):]...), it.Value())
-		}
-		if err := it.Close(); err != nil {
+		if err := s.copyElements(ctx, b, kind, srcGen, src, m.Version, dstGen, dst, next.Version); err != nil {
 			return err
 		}
 	}

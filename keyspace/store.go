@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -151,20 +150,11 @@ func (s *Store) lock(db int, keys ...[]byte) func() {
 		m.Lock()
 		return m.Unlock
 	}
-	idx := make([]int, len(keys))
+	dks := make([]DBKey, len(keys))
 	for i, k := range keys {
-		idx[i] = s.stripe(db, k)
+		dks[i] = DBKey{db, k}
 	}
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	for _, i := range idx {
-		s.locks[i].Lock()
-	}
-	return func() {
-		for j := len(idx) - 1; j >= 0; j-- {
-			s.locks[idx[j]].Unlock()
-		}
-	}
+	return s.lockKeys(dks...)
 }
 
 // commit writes b as one atomic batch and, unless Async, waits until it is
