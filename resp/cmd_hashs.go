@@ -267,24 +267,9 @@ func (c *call) randReplyGuard(size int) bool {
 	return true
 }
 
-// cmdHScan: HSCAN key cursor [MATCH pattern] [COUNT count]. As in Redis,
-// the cursor is checked first, then the key (a missing key is an empty
-// scan whatever the options), then the options.
+// cmdHScan: HSCAN key cursor [MATCH pattern] [COUNT count].
 func cmdHScan(c *call) {
-	cursor, ok := scanCursors.decode(c.arg(2))
-	if !ok {
-		c.errorf("ERR invalid cursor")
-		return
-	}
-	n, err := c.st.HLen(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	if n == 0 {
-		c.elemScanReply(nil, 0)
-		return
-	}
-	o, ok := c.elemScanOptions(3)
+	cursor, o, ok := c.elemScanStart(c.st.HLen)
 	if !ok {
 		return
 	}
@@ -293,62 +278,11 @@ func cmdHScan(c *call) {
 		return
 	}
 	if o.emptyOnly {
-		kept := pairs[:0]
-		for _, p := range pairs {
-			if len(p[0]) == 0 {
-				kept = append(kept, p)
-			}
-		}
-		pairs = kept
+		pairs = keepEmptyNames(pairs, func(p [2][]byte) []byte { return p[0] })
 	}
 	c.elemScanReply(next, 2*len(pairs))
 	for _, p := range pairs {
 		c.bulk(p[0])
 		c.bulk(p[1])
 	}
-}
-
-// elemScanOpts are the parsed options of HSCAN and SSCAN (ZSCAN's too).
-type elemScanOpts struct {
-	match     string // "" or "*": every element
-	emptyOnly bool   // MATCH "": only the empty name matches
-	count     int
-}
-
-// elemScanOptions parses [MATCH pattern] [COUNT count] from args[i:] as
-// Redis's scanGenericCommand does: later options win, a COUNT below 1 is a
-// syntax error, TYPE is SCAN's only.
-func (c *call) elemScanOptions(i int) (elemScanOpts, bool) {
-	o := elemScanOpts{count: 10}
-	for ; i < c.nargs(); i += 2 {
-		switch {
-		case c.is(i, "count") && i+1 < c.nargs():
-			n, ok := c.intArg(i + 1)
-			if !ok {
-				return o, false
-			}
-			if n < 1 {
-				c.syntaxError()
-				return o, false
-			}
-			o.count = int(min(n, math.MaxInt32))
-		case c.is(i, "match") && i+1 < c.nargs():
-			// The keyspace reads an empty pattern as "no pattern"; for
-			// Redis it matches only the empty name.
-			o.match, o.emptyOnly = c.argStr(i+1), len(c.arg(i+1)) == 0
-		default:
-			c.syntaxError()
-			return o, false
-		}
-	}
-	return o, true
-}
-
-// elemScanReply writes the head of a SCAN-family reply: the integer cursor
-// for keyspace cursor next (nil: done), then an array of n elements, which
-// the caller writes.
-func (c *call) elemScanReply(next []byte, n int) {
-	c.array(2)
-	c.bulkString(scanCursors.encode(next))
-	c.array(n)
 }

@@ -242,23 +242,9 @@ func cmdSInterCard(c *call) {
 	c.int(card)
 }
 
-// cmdSScan: SSCAN key cursor [MATCH pattern] [COUNT count], checked as
-// HSCAN is; the cursors are scanCursors (cursor.go).
+// cmdSScan: SSCAN key cursor [MATCH pattern] [COUNT count].
 func cmdSScan(c *call) {
-	cursor, ok := scanCursors.decode(c.arg(2))
-	if !ok {
-		c.errorf("ERR invalid cursor")
-		return
-	}
-	n, err := c.st.SCard(c.ctx, c.db, c.arg(1))
-	if c.fail(err) {
-		return
-	}
-	if n == 0 {
-		c.elemScanReply(nil, 0)
-		return
-	}
-	o, ok := c.elemScanOptions(3)
+	cursor, o, ok := c.elemScanStart(c.st.SCard)
 	if !ok {
 		return
 	}
@@ -267,13 +253,7 @@ func cmdSScan(c *call) {
 		return
 	}
 	if o.emptyOnly {
-		kept := members[:0]
-		for _, m := range members {
-			if len(m) == 0 {
-				kept = append(kept, m)
-			}
-		}
-		members = kept
+		members = keepEmptyNames(members, func(m []byte) []byte { return m })
 	}
 	c.elemScanReply(next, len(members))
 	for _, m := range members {

@@ -593,61 +593,17 @@ func (c *call) zalgebraOptionError(keys [][]byte, msg string) {
 // option is read), then the options. Scores are written as Redis writes
 // them in a small (listpack) sorted set's scan.
 func cmdZScan(c *call) {
-	cursor, ok := scanCursors.decode(c.arg(2))
+	cursor, o, ok := c.elemScanStart(c.st.ZCard)
 	if !ok {
-		c.errorf("ERR invalid cursor")
 		return
 	}
-	match, hasMatch, count, optErr := "", false, int64(10), ""
-	for i := 3; i < c.nargs() && optErr == ""; i += 2 {
-		switch {
-		case c.is(i, "count") && i+1 < c.nargs():
-			n, ok := parseInt(c.arg(i + 1))
-			switch {
-			case !ok:
-				optErr = msgNotInteger
-			case n < 1:
-				optErr = msgSyntax
-			}
-			count = n
-		case c.is(i, "match") && i+1 < c.nargs():
-			match, hasMatch = c.argStr(i+1), true
-		default:
-			optErr = msgSyntax
-		}
-	}
-	if optErr != "" {
-		t, err := c.st.TypeOf(c.ctx, c.db, c.arg(1))
-		switch {
-		case c.fail(err):
-		case t == keyspace.TypeNone:
-			c.zscanReply(nil, nil)
-		case t != keyspace.TypeZSet:
-			c.fail(keyspace.ErrWrongType)
-		default:
-			c.errorf(optErr)
-		}
-		return
-	}
-	next, ms, err := c.st.ZScan(c.ctx, c.db, c.arg(1), cursor, match, int(min(count, math.MaxInt32)))
+	next, ms, err := c.st.ZScan(c.ctx, c.db, c.arg(1), cursor, o.match, o.count)
 	if c.fail(err) {
 		return
 	}
-	if hasMatch && match == "" {
-		// The keyspace reads an empty pattern as none; for Redis it
-		// matches only the empty member.
-		kept := ms[:0]
-		for _, m := range ms {
-			if len(m.Member) == 0 {
-				kept = append(kept, m)
-			}
-		}
-		ms = kept
+	if o.emptyOnly {
+		ms = keepEmptyNames(ms, func(m keyspace.ZMember) []byte { return m.Member })
 	}
-	c.zscanReply(next, ms)
-}
-
-func (c *call) zscanReply(next []byte, ms []keyspace.ZMember) {
 	c.array(2)
 	c.bulkString(scanCursors.encode(next))
 	c.array(2 * len(ms))
