@@ -25,7 +25,9 @@ const module = "github.com/stratakv/strata"
 var mayImport = map[string][]string{
 	"cmd/strata":  {"*"},
 	"integration": {"*"},
-	"resp":        {"keyspace", "lsm", "wal", "manifest", "lsm/sst", "blob"},
+	// The hardening campaigns: a test program, so it may use test helpers.
+	"integration/chaos": {"*"},
+	"resp":              {"keyspace", "lsm", "wal", "manifest", "lsm/sst", "blob"},
 	// keyspace implements the compactor's filter interface.
 	"keyspace": {"lsm", "compactor", "wal", "manifest", "lsm/sst", "blob"},
 	// compactor reads manifests through lsm; lsm never imports compactor (the
@@ -49,6 +51,10 @@ var mayImport = map[string][]string{
 // testHelpers are packages for tests: any package's test files may import
 // them, no non-test file may.
 var testHelpers = []string{"blob/blobtest", "lsm/lsmtest", "keyspace/keyspacetest", "resp/resptest"}
+
+// testPrograms are programs that exist to test Strata (never shipped), so
+// their non-test files may import test helpers too.
+var testPrograms = []string{"integration/chaos"}
 
 // onlyFor restricts third-party packages to the project packages that may
 // import them: nothing below resp knows about RESP.
@@ -104,7 +110,7 @@ func forbidden(rel string, allowed []string, imp string, test bool) string {
 	switch {
 	case slices.Contains(testHelpers, target):
 		// A test helper may build on another: both only ever reach tests.
-		if !test && !slices.Contains(testHelpers, rel) {
+		if !test && !slices.Contains(testHelpers, rel) && !slices.Contains(testPrograms, rel) {
 			return "a test helper, importable from _test.go files only"
 		}
 	case test && target == rel: // package x_test importing x
