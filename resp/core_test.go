@@ -127,8 +127,9 @@ func TestInfo(t *testing.T) {
 	f = infoFields(t, c.Do("INFO", "strata"))
 	objects, _ := strconv.Atoi(f["wal_objects"])
 	batches, _ := strconv.Atoi(f["wal_batches"])
-	perObject, _ := strconv.ParseFloat(f["wal_batches_per_object"], 64)
-	if objects < 1 || batches < 2 || perObject < 1 || f["wal_put_avg_ms"] == "" || f["lsm_last_seq"] == "" {
+	perObject, _ := strconv.ParseFloat(f["wal_object_batches_avg"], 64)
+	puts, _ := strconv.Atoi(f["wal_put_seconds_count"])
+	if objects < 1 || batches < 2 || perObject < 1 || puts != objects || f["lsm_last_seq"] == "" {
 		t.Fatalf("INFO strata: %v", f)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stratakv/strata/keyspace"
+	"github.com/stratakv/strata/lsm"
 )
 
 // defaultSections are INFO's sections without an argument, in Redis's
@@ -110,21 +112,7 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 		}
 		return out
 	case "strata":
-		mt := s.db.Metrics()
-		os := mt.ObjectStore
-		return kv("bucket", cfg.Bucket, "lsm_memtable_bytes", mt.MemtableBytes,
-			"lsm_immutable_memtables", mt.ImmutableMemtables, "lsm_l0_ssts", mt.L0SSTs,
-			"lsm_sorted_runs", mt.SortedRuns, "lsm_ssts", mt.SSTs, "lsm_sst_bytes", mt.SSTBytes,
-			"lsm_flushes", mt.Flushes, "lsm_write_stalls", mt.WriteStalls,
-			"lsm_write_slowdowns", mt.WriteSlowdowns, "lsm_last_seq", mt.LastSeq,
-			"lsm_durable_seq", mt.DurableSeq, "lsm_manifest_id", mt.ManifestID,
-			"lsm_writer_epoch", mt.WriterEpoch, "wal_objects", mt.WAL.Objects, "wal_bytes", mt.WAL.Bytes,
-			"wal_batches", mt.WAL.Batches, "wal_put_avg_ms", avg(mt.WAL.PutSeconds.Sum*1000, mt.WAL.PutSeconds.Count),
-			"wal_batches_per_object", avg(mt.WAL.ObjectBatches.Sum, mt.WAL.ObjectBatches.Count),
-			"block_cache_hits", mt.BlockCache.Hits,
-			"block_cache_misses", mt.BlockCache.Misses, "block_cache_bytes", mt.BlockCache.Bytes,
-			"objstore_get", os.Get, "objstore_get_range", os.GetRange, "objstore_upload", os.Upload,
-			"objstore_delete", os.Delete, "objstore_iter", os.Iter, "objstore_exists", os.Exists)
+		return append(kv("bucket", cfg.Bucket), FigureFields(s.db.Metrics().Figures())...)
 	case "commandstats":
 		var out [][2]string
 		for _, cmd := range commandList {
@@ -145,6 +133,24 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 		return out
 	}
 	return nil
+}
+
+// FigureFields renders figures as INFO fields, under the names /metrics
+// exports with a strata_ prefix: counters and gauges as numbers, histograms
+// as <name>_count and <name>_sum (as Prometheus names them) and <name>_avg.
+func FigureFields(figs []lsm.Figure) [][2]string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	out := make([][2]string, 0, len(figs)+4)
+	for _, f := range figs {
+		if f.Kind != lsm.Histogram {
+			out = append(out, [2]string{f.Name, num(f.Value)})
+			continue
+		}
+		out = append(out, [2]string{f.Name + "_count", strconv.FormatUint(f.Hist.Count, 10)},
+			[2]string{f.Name + "_sum", num(f.Hist.Sum)},
+			[2]string{f.Name + "_avg", avg(f.Hist.Sum, f.Hist.Count)})
+	}
+	return out
 }
 
 // Version is Strata's version, set by the binary from its build info.
@@ -211,7 +217,7 @@ func (s *Server) watchingClients() int {
 // avg formats sum/n with two decimals, 0 when there is nothing to average.
 func avg(sum float64, n uint64) string {
 	if n == 0 {
-		return "0.00"
+		return "0"
 	}
-	return fmt.Sprintf("%.2f", sum/float64(n))
+	return fmt.Sprintf("%.6f", sum/float64(n))
 }

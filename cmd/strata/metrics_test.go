@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,6 +177,7 @@ func TestServerMetrics(t *testing.T) {
 			m["strata_wal_put_seconds_count"], m["strata_wal_object_batches_count"], m["strata_wal_object_batches_sum"],
 			objs, m["strata_wal_batches_total"])
 	}
+	checkInfoMatchesMetrics(t, ctx, rdb, base)
 	if code, body := httpGet(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
 		t.Errorf("/debug/pprof/ = %d", code)
 	}
@@ -195,4 +197,91 @@ func TestServerMetrics(t *testing.T) {
 	if code, _ := httpGet(t, base+"/healthz"); code != 0 {
 		t.Errorf("metrics listener still answers after shutdown: %d", code)
 	}
+}
+
+// checkInfoMatchesMetrics: INFO and /metrics show the same figures. Every
+// strata_* and objstore operation series has its INFO field (the name
+// without strata_ and, for counters, _total; objstore_<op>[_failures];
+// histograms' _count and _sum), and every field of INFO's Strata,
+// Compactor and Objstore sections is a series. Values match: read INFO,
+// scrape, read INFO again; a counter's scrape lies between the two reads,
+// a gauge that did not move equals both.
+func checkInfoMatchesMetrics(t *testing.T, ctx context.Context, rdb *redis.Client, base string) {
+	t.Helper()
+	before := infoFigures(t, ctx, rdb)
+	m := scrape(t, base)
+	after := infoFigures(t, ctx, rdb)
+	opSeries := regexp.MustCompile(`^objstore_bucket_operation(s|_failures)_total\{bucket="strata",operation="(\w+)"\}$`)
+	seen := map[string]bool{}
+	compared := 0
+	for key, v := range m {
+		var field string
+		switch {
+		case strings.HasPrefix(key, "strata_command_") || key == "strata_connected_clients":
+			continue // INFO's commandstats and clients sections, checked above through go-redis
+		case strings.HasPrefix(key, "strata_"):
+			field = strings.TrimSuffix(strings.TrimPrefix(key, "strata_"), "_total")
+			if _, ok := before[field]; !ok && strings.HasSuffix(key, "_total") {
+				field = strings.TrimPrefix(key, "strata_") // a figure whose own name ends in _total
+			}
+		case opSeries.MatchString(key):
+			sm := opSeries.FindStringSubmatch(key)
+			field = "objstore_" + sm[2]
+			if sm[1] == "_failures" {
+				field += "_failures"
+			}
+		default:
+			continue
+		}
+		if _, hist := m[key+"_count"]; hist || strings.Contains(field, "{") {
+			continue // a histogram as a whole, or a labelled series: INFO shows its _count and _sum
+		}
+		seen[field] = true
+		b, ok1 := before[field]
+		a, ok2 := after[field]
+		if !ok1 || !ok2 {
+			t.Errorf("/metrics has %s, INFO has no %s", key, field)
+			continue
+		}
+		lo, hi := min(a, b), max(a, b)
+		if v < lo || v > hi {
+			t.Errorf("%s = %v, INFO %s = %v then %v", key, v, field, b, a)
+		}
+		compared++
+	}
+	for field := range before {
+		if !seen[field] && !strings.HasSuffix(field, "_avg") {
+			t.Errorf("INFO has %s, /metrics has no series for it", field)
+		}
+	}
+	if compared < 40 {
+		t.Errorf("compared only %d figures", compared)
+	}
+	t.Logf("INFO and /metrics agree on %d figures", compared)
+}
+
+// infoFigures returns the numeric fields of INFO's Strata, Compactor and
+// Objstore sections.
+func infoFigures(t *testing.T, ctx context.Context, rdb *redis.Client) map[string]float64 {
+	t.Helper()
+	txt, err := rdb.Info(ctx, "everything").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	section := ""
+	for _, line := range strings.Split(txt, "\r\n") {
+		if name, ok := strings.CutPrefix(line, "# "); ok {
+			section = name
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (section != "Strata" && section != "Compactor" && section != "Objstore") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = f
+		}
+	}
+	return out
 }

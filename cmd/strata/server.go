@@ -276,7 +276,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		RequirePass: f.requirePass, MaxClients: f.maxClients, AppendFsync: f.appendFsync,
 		ProtoMaxBulkLen: maxBulk, ClientQueryBufferLimit: queryLimit,
 		Port: f.port, Bind: f.bind, Dir: f.dir, Bucket: f.describe(),
-		Extra:    func() []resp.InfoSection { return compactorInfo(comp) },
+		Extra:    func() []resp.InfoSection { return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo()} },
 		Shutdown: func() { once.Do(func() { close(shutdown) }) },
 		Logger:   logger.With("component", "resp"),
 	})
@@ -332,20 +332,12 @@ func shutdownServer(srv *resp.Server, db *lsm.DB, stopBG func(), bg *sync.WaitGr
 	return nil
 }
 
-func compactorInfo(c *compactor.Compactor) []resp.InfoSection {
+func compactorInfo(c *compactor.Compactor) resp.InfoSection {
 	if c == nil {
-		return []resp.InfoSection{{Name: "Compactor", Fields: [][2]string{{"compaction", "off"}}}}
+		return resp.InfoSection{Name: "Compactor", Fields: [][2]string{{"compaction", "off"}}}
 	}
-	st := c.Stats()
-	return []resp.InfoSection{{Name: "Compactor", Fields: [][2]string{
-		{"compaction", "in-process"},
-		{"compaction_jobs", strconv.FormatUint(st.Jobs, 10)},
-		{"compaction_bytes_read", strconv.FormatUint(st.BytesRead, 10)},
-		{"compaction_bytes_written", strconv.FormatUint(st.BytesWritten, 10)},
-		{"compaction_expired_rows", strconv.FormatUint(st.Expired, 10)},
-		{"gc_ssts_deleted", strconv.FormatUint(st.GC.SSTsDeleted, 10)},
-		{"gc_wal_deleted", strconv.FormatUint(st.GC.WALDeleted, 10)},
-	}}}
+	return resp.InfoSection{Name: "Compactor",
+		Fields: append([][2]string{{"compaction", "in-process"}}, resp.FigureFields(c.Stats().Figures())...)}
 }
 
 // parseSize parses a size as redis.conf writes them: 1024, 10k, 10kb, 5m,
