@@ -52,6 +52,16 @@ func (b *bucketFlags) open(ctx context.Context, logger *slog.Logger) (objstore.B
 	if err != nil {
 		return nil, fmt.Errorf("open bucket: %w", err)
 	}
+	if spec := os.Getenv("STRATA_FAULTS"); spec != "" {
+		// The chaos campaigns' hook (integration/chaos): faults go under the
+		// retry layer, where a real store's would be.
+		cfg, err := blob.ParseFaultSpec(spec)
+		if err != nil {
+			return nil, fmt.Errorf("STRATA_FAULTS: %w", err)
+		}
+		logger.Warn("injecting object-store faults (STRATA_FAULTS); for testing only", "spec", spec)
+		bkt = blob.NewFaultBucket(bkt, cfg)
+	}
 	return blob.NewRetryBucket(bkt, blob.RetryOptions{}), nil
 }
 
