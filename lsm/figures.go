@@ -64,6 +64,7 @@ func (m Metrics) Figures() []Figure {
 		counter("wal_bytes", "Bytes of WAL objects stored.", m.WAL.Bytes),
 		counter("wal_batches", "Write batches stored in the WAL (batches per object: divide by objects).", m.WAL.Batches),
 		counter("wal_put_retries", "Failed WAL PUT attempts that were retried.", m.WAL.PutRetries),
+		counter("wal_put_hedges", "WAL PUTs slow enough that a second, identical PUT was started.", m.WAL.PutHedges),
 		{Name: "wal_put_seconds", Help: "Time to store one WAL object, from its first PUT attempt to success.",
 			Kind: Histogram, Hist: m.WAL.PutSeconds},
 		{Name: "wal_object_batches", Help: "Write batches per WAL object: the size of group commit's groups.",

@@ -45,7 +45,11 @@ type Options struct {
 	Compression sst.Compression
 	// RetryDelay is the first pause after a failed PUT; it doubles up to 2s.
 	RetryDelay time.Duration
-	Logger     *slog.Logger
+	// Hedge is how long a PUT may run before an identical second one is
+	// started (see hedge.go). 0: adaptive, four times the usual PUT time
+	// and at least 50ms; negative: never hedge.
+	Hedge  time.Duration
+	Logger *slog.Logger
 }
 
 func (o *Options) ensureDefaults() {
@@ -70,6 +74,7 @@ type Stats struct {
 	Bytes      uint64 // bytes stored
 	Batches    uint64 // batches appended
 	PutRetries uint64 // failed PUT attempts that were retried
+	PutHedges  uint64 // PUTs slow enough that a second, identical one was started
 
 	// PutSeconds is the time from the start of an object's first PUT
 	// attempt to its success, per stored object; ObjectBatches is the
@@ -130,9 +135,10 @@ type Writer struct {
 	kick       chan struct{}
 	done       chan struct{}
 	abandon    chan struct{}
+	putEWMA    atomic.Int64 // moving average of unhedged PUT times, ns (hedge.go)
 	stats      struct {
-		objects, bytes, batches, retries atomic.Uint64
-		putSeconds, objectBatches        *histogram
+		objects, bytes, batches, retries, hedges atomic.Uint64
+		putSeconds, objectBatches                *histogram
 	}
 }
 
@@ -248,6 +254,7 @@ func (w *Writer) Stats() Stats {
 		Bytes:      w.stats.bytes.Load(),
 		Batches:    w.stats.batches.Load(),
 		PutRetries: w.stats.retries.Load(),
+		PutHedges:  w.stats.hedges.Load(),
 
 		PutSeconds:    w.stats.putSeconds.snapshot(),
 		ObjectBatches: w.stats.objectBatches.snapshot(),
@@ -461,19 +468,21 @@ func (w *Writer) finish(id uint64, r putResult) {
 
 // put stores object id with create-if-absent, retrying transient errors
 // until it succeeds, is fenced, or the writer is abandoned. A conflict after
-// a failed attempt may be our own earlier attempt having landed: the object
-// is read back and compared before calling it a fence.
+// a failed attempt, or in a hedged attempt, may be our own PUT having
+// landed: the object is read back and compared before calling it a fence.
 func (w *Writer) put(id uint64, data []byte) error {
 	name := blob.WALName(id)
 	delay := w.opts.RetryDelay
 	failedBefore := false
 	for {
-		err := w.bkt.Upload(context.Background(), name, bytes.NewReader(data), objstore.WithIfNotExists())
+		hedged, err := w.attempt(name, data)
 		if err == nil {
 			return nil
 		}
 		if w.bkt.IsConditionNotMetErr(err) {
-			if failedBefore && w.sameContent(name, data) {
+			// After a failed attempt or beside a hedge, the object may be
+			// our own.
+			if (failedBefore || hedged) && w.sameContent(name, data) {
 				return nil
 			}
 			return fmt.Errorf("%w: wal object %d already exists", ErrFenced, id)

@@ -1,0 +1,110 @@
+package wal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/thanos-io/objstore"
+
+	"github.com/stratakv/strata/blob"
+)
+
+// stuckBucket makes the first Upload of every name hang until its context
+// ends; with land set, that first Upload stores the object before hanging
+// (a PUT whose response is lost in a slow network). Later Uploads of the
+// name go straight through.
+type stuckBucket struct {
+	objstore.Bucket
+	land bool
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (b *stuckBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	b.mu.Lock()
+	first := !b.seen[name]
+	b.seen[name] = true
+	b.mu.Unlock()
+	if !first {
+		return b.Bucket.Upload(ctx, name, r, opts...)
+	}
+	if b.land {
+		if err := b.Bucket.Upload(ctx, name, r, opts...); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestHedgedPut: a PUT that hangs is hedged by a second one and the write
+// becomes durable; without hedging it would wait forever. With the hung
+// PUT having landed, the hedge meets condition-not-met, reads the object
+// back, finds its own bytes and succeeds. With another writer's object
+// under the name (a fence), the hedge reports the fence.
+func TestHedgedPut(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		land  bool
+		fence bool
+	}{{"hung", false, false}, {"landed, response lost", true, false}, {"fenced", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := blob.NewMemBucket()
+			if tc.fence {
+				if err := inner.Upload(context.Background(), blob.WALName(1), bytes.NewReader([]byte("fence"))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bkt := &stuckBucket{Bucket: inner, land: tc.land, seen: map[string]bool{}}
+			w := NewWriter(bkt, 1, 0, nil, Options{Hedge: 10 * time.Millisecond})
+			defer w.Close()
+			if err := w.Append(batch(1, "k"), 1); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := w.WaitDurable(ctx, 1)
+			if tc.fence {
+				if !errors.Is(err, ErrFenced) {
+					t.Fatalf("WaitDurable over a fence: %v, want ErrFenced", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WaitDurable: %v (the hung PUT was not hedged)", err)
+			}
+			if st := w.Stats(); st.PutHedges != 1 || st.PutRetries != 0 {
+				t.Errorf("hedges %d, retries %d; want 1 and 0", st.PutHedges, st.PutRetries)
+			}
+			var rows int
+			if err := Replay(context.Background(), inner, []uint64{1}, func(o Object) error { rows += len(o.Rows); return nil }); err != nil || rows != 1 {
+				t.Errorf("replaying the hedged object: %d rows, %v", rows, err)
+			}
+		})
+	}
+}
+
+// TestHedgeDelayAdapts: the adaptive delay is four times the usual PUT
+// time, never below the floor; a negative option turns hedging off.
+func TestHedgeDelayAdapts(t *testing.T) {
+	w := &Writer{}
+	if d := w.hedgeDelay(); d != minHedgeDelay {
+		t.Errorf("no PUTs yet: %v, want %v", d, minHedgeDelay)
+	}
+	for range 100 {
+		w.observePut(40 * time.Millisecond)
+	}
+	if d := w.hedgeDelay(); d < 150*time.Millisecond || d > 170*time.Millisecond {
+		t.Errorf("after 40ms PUTs: %v, want about 160ms", d)
+	}
+	w.opts.Hedge = -1
+	if d := w.hedgeDelay(); d >= 0 {
+		t.Errorf("Hedge -1: %v, want negative (never)", d)
+	}
+}
