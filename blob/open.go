@@ -285,6 +285,11 @@ func secretsOf(v any) []string {
 	return out
 }
 
+// ConfigSecrets returns the values of an objstore YAML configuration that
+// must never be shown (under keys that name secrets, passwords, tokens,
+// keys or credentials), for callers that scrub their own output.
+func ConfigSecrets(yamlConf []byte) []string { return secretsIn(yamlConf) }
+
 // secretsIn is secretsOf for raw YAML that may not parse strictly.
 func secretsIn(yamlConf []byte) []string {
 	var v any
