@@ -136,7 +136,7 @@ func openThanos(conf *client.BucketConfig, logger *slog.Logger) (objstore.Bucket
 		}
 	}
 	secrets := secretsOf(conf.Config)
-	bkt, err := client.NewBucketFromConfig(kitLogger{logger}, conf, "strata", nil)
+	bkt, err := client.NewBucketFromConfig(kitLogger{logger, secrets}, conf, "strata", nil)
 	if err != nil {
 		return nil, fmt.Errorf("blob: opening %s bucket: %s", conf.Type, redact(err.Error(), secrets))
 	}
