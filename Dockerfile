@@ -4,7 +4,7 @@
 # docker-compose.yml builds it; by hand:
 #
 #   docker build -t strata .
-#   docker run --rm -p 6379:6379 -v strata-data:/data strata server --bind 0.0.0.0
+#   docker run --rm -p 6379:6379 -v strata-data:/data strata server --bind 0.0.0.0 --protected-mode no
 #
 # GO_VERSION is go.mod's go line, exactly: the golang images set
 # GOTOOLCHAIN=local, so an older 1.26.x would refuse to build the module
@@ -35,4 +35,6 @@ WORKDIR /data
 # RESP, and the metrics/health listener (--metrics-addr, off unless given).
 EXPOSE 6379 9121
 ENTRYPOINT ["/strata"]
-CMD ["server", "--bind", "0.0.0.0"]
+# Clients come through Docker's NAT, never from the container's loopback, so
+# protected mode would refuse them all: off, as in the official redis image.
+CMD ["server", "--bind", "0.0.0.0", "--protected-mode", "no"]

@@ -11,7 +11,13 @@ import (
 // kitLogger adapts slog to the go-kit logger thanos objstore takes. go-kit
 // logs alternating keys and values; "level" (from go-kit's level package)
 // picks the slog level and "msg" the message, the rest become attributes.
-type kitLogger struct{ l *slog.Logger }
+// The configuration's secrets are replaced in all of them: the S3 client's
+// request trace (config trace.enable) prints headers such as
+// X-Amz-Security-Token.
+type kitLogger struct {
+	l       *slog.Logger
+	secrets []string
+}
 
 var _ log.Logger = kitLogger{}
 
@@ -28,7 +34,9 @@ func (k kitLogger) Log(keyvals ...any) error {
 		case key == "level":
 			lvl = kitLevel(fmt.Sprint(val))
 		case key == "msg" && msg == "":
-			msg = fmt.Sprint(val)
+			msg = redact(fmt.Sprint(val), k.secrets)
+		case len(k.secrets) > 0:
+			attrs = append(attrs, key, redact(fmt.Sprint(val), k.secrets))
 		default:
 			attrs = append(attrs, key, val)
 		}

@@ -136,7 +136,7 @@ func openThanos(conf *client.BucketConfig, logger *slog.Logger) (objstore.Bucket
 		}
 	}
 	secrets := secretsOf(conf.Config)
-	bkt, err := client.NewBucketFromConfig(kitLogger{logger}, conf, "strata", nil)
+	bkt, err := client.NewBucketFromConfig(kitLogger{logger, secrets}, conf, "strata", nil)
 	if err != nil {
 		return nil, fmt.Errorf("blob: opening %s bucket: %s", conf.Type, redact(err.Error(), secrets))
 	}
@@ -284,6 +284,11 @@ func secretsOf(v any) []string {
 	walk("", v)
 	return out
 }
+
+// ConfigSecrets returns the values of an objstore YAML configuration that
+// must never be shown (under keys that name secrets, passwords, tokens,
+// keys or credentials), for callers that scrub their own output.
+func ConfigSecrets(yamlConf []byte) []string { return secretsIn(yamlConf) }
 
 // secretsIn is secretsOf for raw YAML that may not parse strictly.
 func secretsIn(yamlConf []byte) []string {

@@ -267,11 +267,16 @@ func TestRedact(t *testing.T) {
 
 func TestKitLoggerMapsLevelsAndMessage(t *testing.T) {
 	var buf bytes.Buffer
-	k := kitLogger{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	k := kitLogger{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), []string{"tok-secret"}}
 	k.Log("level", level.WarnValue(), "msg", "hello", "n", 3, "odd")
 	k.Log("level", level.DebugValue(), "msg", "quiet")
+	k.Log("level", level.DebugValue(), "msg", "trace tok-secret", "s3TraceMsg", "X-Amz-Security-Token: tok-secret")
 	out := buf.String()
-	for _, want := range []string{"level=WARN msg=hello n=3 odd=(MISSING)", "level=DEBUG msg=quiet"} {
+	if strings.Contains(out, "tok-secret") {
+		t.Errorf("log shows a secret: %s", out)
+	}
+	for _, want := range []string{"level=WARN msg=hello n=3 odd=(MISSING)", "level=DEBUG msg=quiet",
+		`msg="trace [REDACTED]" s3TraceMsg="X-Amz-Security-Token: [REDACTED]"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log %q lacks %q", out, want)
 		}

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strings"
@@ -128,6 +129,11 @@ func (c *client) readFailed(err error) {
 		msg = "ERR " + err.Error()
 	}
 	if msg == "" {
+		if tc, ok := c.nc.(*tls.Conn); ok && !tc.ConnectionState().HandshakeComplete {
+			// Redis logs these at verbose: a client that does not speak
+			// TLS, or lacks a valid certificate, is not the server's fault.
+			c.s.log.Debug("TLS handshake failed", "addr", c.addr, "err", err)
+		}
 		return
 	}
 	c.wmu.Lock()

@@ -31,6 +31,22 @@ var configParams = []configParam{
 	{name: "requirepass",
 		get: func(s *Server) string { return s.config().RequirePass },
 		set: func(s *Server, v string) error { s.updateConfig(func(c *Config) { c.RequirePass = v }); return nil }},
+	{name: "protected-mode",
+		get: func(s *Server) string { return yesNo(s.config().ProtectedMode) },
+		set: func(s *Server, v string) error {
+			on, err := parseYesNo(v)
+			if err == nil {
+				s.updateConfig(func(c *Config) { c.ProtectedMode = on })
+			}
+			return err
+		}},
+	// The TLS settings are fixed at startup: the port's certificates are
+	// loaded once (Redis can reload them; Strata needs a restart).
+	{name: "tls-port", get: func(s *Server) string { return strconv.Itoa(s.config().TLS.Port) }},
+	{name: "tls-cert-file", get: func(s *Server) string { return s.config().TLS.CertFile }},
+	{name: "tls-key-file", get: func(s *Server) string { return s.config().TLS.KeyFile }},
+	{name: "tls-ca-cert-file", get: func(s *Server) string { return s.config().TLS.CACertFile }},
+	{name: "tls-auth-clients", get: func(s *Server) string { return s.config().TLS.AuthClients }},
 	{name: "maxclients",
 		get: func(s *Server) string { return strconv.Itoa(s.config().MaxClients) },
 		set: func(s *Server, v string) error {
@@ -94,6 +110,24 @@ var configParams = []configParam{
 			s.slowlog.maxLen.Store(n)
 			return nil
 		}},
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// parseYesNo parses a Redis boolean setting, with CONFIG SET's error text.
+func parseYesNo(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("argument must be 'yes' or 'no'")
 }
 
 func (s *Server) updateConfig(fn func(*Config)) {

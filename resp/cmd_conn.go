@@ -26,9 +26,9 @@ var connectionCommands = []*command{
 		group: "connection", summary: "Closes the connection."},
 	{name: "reset", arity: 1, flags: flagNoAuth | flagPubSub | flagNoMulti | flagFast, handler: cmdReset,
 		group: "connection", summary: "Resets the connection."},
-	{name: "auth", arity: -2, flags: flagNoAuth | flagFast, handler: cmdAuth, group: "connection",
+	{name: "auth", arity: -2, flags: flagNoAuth | flagFast | flagRedacts, handler: cmdAuth, group: "connection",
 		summary: "Authenticates the connection."},
-	{name: "hello", arity: -1, flags: flagNoAuth | flagFast, handler: cmdHello, group: "connection",
+	{name: "hello", arity: -1, flags: flagNoAuth | flagFast | flagRedacts, handler: cmdHello, group: "connection",
 		summary: "Handshakes with the Redis server."},
 	{name: "client", arity: -2, flags: flagAdmin, handler: cmdClient, group: "connection",
 		summary: "A container for client connection commands."},
@@ -159,8 +159,10 @@ func cmdHello(c *call) {
 		}
 		c.cl.authed = true
 	}
+	// Redis checks the flag itself here, not authRequired: a client that
+	// never authenticated is refused even while no password is set.
 	if !c.cl.authed {
-		c.errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if name != nil {

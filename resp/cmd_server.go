@@ -11,7 +11,7 @@ import (
 var serverCommands = []*command{
 	{name: "info", arity: -1, handler: cmdInfo, group: "server",
 		summary: "Returns information and statistics about the server."},
-	{name: "config", arity: -2, flags: flagAdmin, handler: cmdConfig, group: "server",
+	{name: "config", arity: -2, flags: flagAdmin | flagRedacts, handler: cmdConfig, group: "server",
 		summary: "A container for server configuration commands."},
 	{name: "dbsize", arity: 1, flags: flagReadonly, handler: cmdDBSize, group: "server",
 		summary: "Returns the number of keys in the database."},

@@ -18,6 +18,7 @@ const (
 	flagBlocking                      // may block the client
 	flagFast                          // O(1) or O(log n)
 	flagNoScript                      // (reported by COMMAND only)
+	flagRedacts                       // may carry a password that SLOWLOG and MONITOR hide (not a Redis flag)
 )
 
 var flagNames = []struct {

@@ -41,7 +41,7 @@ func TestAuth(t *testing.T) {
 	do(t, c, "$0\r\n\r\n", "CLIENT", "LIST", "ID", "0")
 	do(t, c, "+RESET\r\n", "RESET")
 	do(t, c, "-NOAUTH Authentication required.\r\n", "GET", "a")
-	do(t, c, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n", "HELLO", "2")
+	do(t, c, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time\r\n", "HELLO", "2")
 	if got := c.Do("HELLO", "2", "AUTH", "default", "s3cret", "SETNAME", "me"); !bytes.HasPrefix(got, []byte("*14\r\n$6\r\nserver\r\n")) {
 		t.Fatalf("HELLO 2 AUTH: %q", got)
 	}

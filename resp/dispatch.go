@@ -3,6 +3,7 @@ package resp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ func (c *client) refusal(cmd *command, args [][]byte) string {
 			return errArity(name)
 		}
 	}
-	if !c.authed && cmd.flags&flagNoAuth == 0 {
+	if cmd.flags&flagNoAuth == 0 && c.authRequired() {
 		return msgNoAuth
 	}
 	if c.multi != nil && deniedInMulti[cmd.name] {
@@ -75,6 +76,14 @@ func (c *client) refusal(cmd *command, args [][]byte) string {
 		return fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name)
 	}
 	return ""
+}
+
+// authRequired reports whether the client must AUTH before running
+// commands. As in Redis, a client is authenticated for good once it is
+// (CONFIG SET requirepass does not log it out), and while no password is
+// set nobody needs to be, whether or not they were when they connected.
+func (c *client) authRequired() bool {
+	return !c.authed && c.s.config().RequirePass != ""
 }
 
 // deniedInMulti are the commands Redis flags no_multi: refused inside
@@ -137,9 +146,13 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	if before < len(c.out) && c.out[before] == '-' {
 		st2.failed.Add(1)
 	}
-	s.slowlog.record(c, args, elapsed)
+	shown := args
+	if cmd.flags&flagRedacts != 0 {
+		shown = redact(args)
+	}
+	s.slowlog.record(c, shown, elapsed)
 	if cmd.flags&flagAdmin == 0 && s.monitors.active() {
-		s.monitors.feed(c, args) // after running, as Redis's call() does
+		s.monitors.feed(c, shown) // after running, as Redis's call() does
 	}
 	// Keys are worked out only when someone waits: a blocking pop that
 	// starts after this load sees this write anyway. (WATCH needs nothing
@@ -148,6 +161,32 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 		s.blocked.signal(cl.db, cmd.keysOf(args))
 	}
 	*cl = call{}
+}
+
+// redactedArg replaces a password in what SLOWLOG and MONITOR show.
+var redactedArg = []byte("(redacted)")
+
+// redact returns a copy of args with the passwords replaced, as Redis
+// shows them: every argument of AUTH, the user and password after HELLO's
+// AUTH, and the value of CONFIG SET requirepass.
+func redact(args [][]byte) [][]byte {
+	out := slices.Clone(args)
+	name := strings.ToLower(string(args[0]))
+	for i := 1; i < len(out); i++ {
+		switch {
+		case name == "auth":
+			out[i] = redactedArg
+		case name == "hello" && i >= 2 && strings.EqualFold(string(out[i]), "auth") && i+2 < len(out):
+			out[i+1], out[i+2] = redactedArg, redactedArg
+			i += 2
+		case name == "hello" && i >= 2 && strings.EqualFold(string(out[i]), "setname"):
+			i++ // a client named "auth" is not an AUTH option
+		case name == "config" && strings.EqualFold(string(out[1]), "set") && i%2 == 0 && i+1 < len(out) &&
+			strings.EqualFold(string(out[i]), "requirepass"):
+			out[i+1] = redactedArg
+		}
+	}
+	return out
 }
 
 // flagMulti marks the open transaction as failed: EXEC will refuse it.

@@ -21,4 +21,9 @@
 //  5. Blocked clients (BLPOP and friends) are woken by the writes to the
 //     keys they wait on, in the order they blocked, and a client that went
 //     away while blocked takes nothing from the list.
+//  6. A command other than AUTH, HELLO, QUIT and RESET runs only for an
+//     authenticated client or while no password is set; with protected
+//     mode on and no password, a client not on the loopback interface is
+//     refused before it can send anything. A password never leaves the
+//     server in SLOWLOG or MONITOR output.
 package resp

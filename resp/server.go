@@ -2,8 +2,10 @@ package resp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -19,6 +21,13 @@ import (
 type Config struct {
 	// RequirePass, when set, makes clients AUTH before any other command.
 	RequirePass string
+	// ProtectedMode, while RequirePass is empty, refuses clients that
+	// connect from anywhere but the loopback interface (Redis's
+	// protected-mode). cmd/strata turns it on by default, as redis-server
+	// does; the zero Config leaves it off.
+	ProtectedMode bool
+	// TLS describes the TLS port, for CONFIG GET; the caller listens on it.
+	TLS TLSOptions
 	// MaxClients bounds connected clients. Default 10000.
 	MaxClients int
 	// AppendFsync is "always" (default: replies to writes wait until the
@@ -66,6 +75,7 @@ func (c *Config) ensureDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.TLS.ensureDefaults()
 }
 
 // Validate reports a setting out of its range.
@@ -73,7 +83,7 @@ func (c *Config) Validate() error {
 	if c.AppendFsync != "always" && c.AppendFsync != "everysec" && c.AppendFsync != "no" {
 		return fmt.Errorf("appendfsync must be always, everysec or no, not %q", c.AppendFsync)
 	}
-	return nil
+	return c.TLS.Validate()
 }
 
 // Server serves the Redis protocol over one keyspace.
@@ -164,21 +174,30 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// accept registers a new connection, or refuses it over maxclients.
+// accept registers a new connection, or refuses it over maxclients or by
+// protected mode.
 func (s *Server) accept(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
+	tcp := nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		tcp = tc.NetConn()
+	}
+	if tc, ok := tcp.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 		tc.SetKeepAlive(true)
 		tc.SetKeepAlivePeriod(300 * time.Second)
 	}
 	cfg := s.config()
+	if cfg.ProtectedMode && cfg.RequirePass == "" && !isLoopback(nc.RemoteAddr()) {
+		s.stats.connections.Add(1) // Redis counts it: it refuses after accepting
+		s.stats.rejected.Add(1)
+		go refuse(nc, msgDenied)
+		return
+	}
 	s.mu.Lock()
 	if s.closing.Load() || len(s.clients) >= cfg.MaxClients {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-" + msgMaxClients + "\r\n"))
-		nc.Close()
+		go refuse(nc, msgMaxClients)
 		return
 	}
 	c := newClient(s, nc, cfg)
@@ -187,6 +206,31 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Unlock()
 	s.stats.connections.Add(1)
 	go c.serve()
+}
+
+// refuse sends a refused connection its error and closes it. It runs on
+// its own goroutine because on a TLS port the write first completes the
+// handshake, which a slow or silent peer must not hold the accept loop
+// for; the deadline bounds it.
+func refuse(nc net.Conn, msg string) {
+	nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write([]byte("-" + msg + "\r\n")); err == nil {
+		// Closing with unread input (the client's first command) makes
+		// the kernel send a reset, which can discard the refusal from the
+		// client's receive buffer before it reads it. Half-close and drain
+		// first; the deadline bounds both.
+		if cw, ok := nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+		}
+	}
+	nc.Close()
+}
+
+// isLoopback reports whether addr is on the loopback interface (127.0.0.0/8
+// or ::1), the only clients protected mode serves.
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 func (s *Server) removeClient(c *client) {

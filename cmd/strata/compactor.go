@@ -32,7 +32,7 @@ func runCompactor(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "compactor")
+	logger := slog.New(slog.NewTextHandler(newRedactWriter(os.Stderr, bf.secrets()), nil)).With("component", "compactor")
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 

@@ -57,7 +57,6 @@ func runInspect(args []string) int {
 // Exit codes: 0 fine, 1 a failure (verify: a missing or corrupt object), 2
 // bad usage.
 func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	out := inspectOut{stdout: stdout, stderr: stderr}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		inspectUsage(stderr)
 		return 2
@@ -75,6 +74,8 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if err != nil {
 			return 2
 		}
+		secrets := bf.secrets()
+		out := inspectOut{stdout: newRedactWriter(stdout, secrets), stderr: newRedactWriter(stderr, secrets)}
 		if bf.bucket == "" && bf.configFile == "" {
 			// Opening a local bucket creates its directory: do not, for a
 			// typo, in a read-only tool.
@@ -82,7 +83,7 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 				return out.fail(fmt.Errorf("--dir %s: no such bucket directory", bf.dir))
 			}
 		}
-		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		logger := slog.New(slog.NewTextHandler(out.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		bkt, err := bf.open(ctx, logger)
 		if err != nil {
 			return out.fail(fmt.Errorf("%s: %w", bf.describe(), err))

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -33,6 +32,8 @@ type serverFlags struct {
 	port            int
 	bind            string
 	requirePass     string
+	protectedMode   string
+	tls             resp.TLSOptions
 	maxClients      int
 	appendFsync     string
 	protoMaxBulkLen string
@@ -51,6 +52,12 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.port, "port", 6379, "TCP port to serve RESP on")
 	fs.StringVar(&f.bind, "bind", "127.0.0.1", "addresses to listen on, space-separated")
 	fs.StringVar(&f.requirePass, "requirepass", "", "password clients must AUTH with (empty: none)")
+	fs.StringVar(&f.protectedMode, "protected-mode", "yes", "yes: while no password is set, refuse clients from other hosts than this one")
+	fs.IntVar(&f.tls.Port, "tls-port", 0, "TCP port to serve RESP over TLS on (0: none)")
+	fs.StringVar(&f.tls.CertFile, "tls-cert-file", "", "the TLS port's certificate (PEM)")
+	fs.StringVar(&f.tls.KeyFile, "tls-key-file", "", "the TLS port's private key (PEM)")
+	fs.StringVar(&f.tls.CACertFile, "tls-ca-cert-file", "", "CA certificates (PEM) that client certificates must chain to")
+	fs.StringVar(&f.tls.AuthClients, "tls-auth-clients", "yes", "yes: clients need a certificate from tls-ca-cert-file; optional: checked if sent; no")
 	fs.IntVar(&f.maxClients, "maxclients", 10000, "maximum connected clients")
 	fs.StringVar(&f.appendFsync, "appendfsync", "always", "always: reply to writes once durable; everysec: reply at once (a crash may lose the last WAL flush interval)")
 	fs.StringVar(&f.protoMaxBulkLen, "proto-max-bulk-len", "512mb", "largest argument a client may send")
@@ -116,7 +123,8 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	return sc.Err()
 }
 
-func (f *serverFlags) logger() (*slog.Logger, error) {
+// logger returns the server's logger, writing to w.
+func (f *serverFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	switch f.logLevel {
 	case "debug", "verbose":
@@ -131,9 +139,9 @@ func (f *serverFlags) logger() (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch f.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("logformat must be text or json, not %q", f.logFormat)
 }
@@ -148,13 +156,16 @@ func runServer(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
 		return 2
 	}
-	logger, err := f.logger()
+	// Everything the server prints goes through stderr, scrubbed of the
+	// bucket's credentials and the password, whatever printed it.
+	stderr := newRedactWriter(os.Stderr, f.secrets(f.requirePass))
+	logger, err := f.logger(stderr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
+		fmt.Fprintf(stderr, "strata server: %v\n", err)
 		return 2
 	}
 	if err := serve(f, logger); err != nil {
-		fmt.Fprintf(os.Stderr, "strata server: %v\n", err)
+		fmt.Fprintf(stderr, "strata server: %v\n", err)
 		return 1
 	}
 	return 0
@@ -189,25 +200,17 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	if f.compaction != "in-process" && f.compaction != "off" {
 		return fmt.Errorf("compaction must be in-process or off, not %q", f.compaction)
 	}
+
+	protected, err := parseYesNo("protected-mode", f.protectedMode)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	// Listen first: a taken port is the commonest mistake, and it should
-	// not cost a bucket round trip to report.
-	var lns []net.Listener
-	for _, host := range strings.Fields(f.bind) {
-		addr := net.JoinHostPort(host, strconv.Itoa(f.port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return fmt.Errorf("cannot listen on %s: %v", addr, errors.Unwrap(err))
-		}
-		lns = append(lns, ln)
-	}
-	if len(lns) == 0 {
-		return errors.New("bind names no address")
+	lns, err := f.listen()
+	if err != nil {
+		return err
 	}
 	closeListeners := func() {
 		for _, l := range lns {
@@ -273,7 +276,8 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	shutdown := make(chan struct{})
 	var once sync.Once
 	srv, err := resp.New(db, store, resp.Config{
-		RequirePass: f.requirePass, MaxClients: f.maxClients, AppendFsync: f.appendFsync,
+		RequirePass: f.requirePass, ProtectedMode: protected, TLS: f.tls,
+		MaxClients: f.maxClients, AppendFsync: f.appendFsync,
 		ProtoMaxBulkLen: maxBulk, ClientQueryBufferLimit: queryLimit,
 		Port: f.port, Bind: f.bind, Dir: f.dir, Bucket: f.describe(),
 		Extra:    func() []resp.InfoSection { return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo()} },
@@ -300,7 +304,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	// server (the engine learns it from its manifest poll), closed or
 	// stopped by a storage failure.
 	me.serving(src, func(context.Context) error { return db.Err() })
-	logger.Info("ready to accept connections", "bind", f.bind, "port", f.port, "bucket", f.describe(),
+	logger.Info("ready to accept connections", "bind", f.bind, "port", f.port, "tls_port", f.tls.Port, "bucket", f.describe(),
 		"appendfsync", f.appendFsync, "compaction", f.compaction)
 
 	select {
