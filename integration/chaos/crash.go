@@ -150,9 +150,11 @@ func (r *crashRun) cycle(ctx context.Context, srv *server, c, n int, res *Result
 	// This cycle's collections and the previous one's (which have now
 	// survived two kills), plus every string and counter; the final check
 	// reads every cycle's.
+	checkStart := time.Now()
 	k := r.check(ctx, srv, []int{c - 1, c})
-	fmt.Fprintf(r.log, "crash %s cycle %d/%d: killed after %v with %d writes acknowledged, %d in flight (%d applied); restart %v; %s\n",
-		r.store.name, c, n, delay.Round(time.Millisecond), acked, k.inflight, k.applied, took.Round(time.Millisecond), k.verdict())
+	fmt.Fprintf(r.log, "crash %s cycle %d/%d: killed after %v with %d writes acknowledged, %d in flight (%d applied); restart %v; %s in %v\n",
+		r.store.name, c, n, delay.Round(time.Millisecond), acked, k.inflight, k.applied, took.Round(time.Millisecond),
+		k.verdict(), time.Since(checkStart).Round(time.Millisecond))
 	res.Check(k.failures == 0 && acked > 0, "crash %s cycle %d (killed after %v, %d acknowledged): %s",
 		r.store.name, c, delay.Round(time.Millisecond), acked, k.verdict())
 	return srv

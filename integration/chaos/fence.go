@@ -40,6 +40,7 @@ type fenceRun struct {
 // fenceStats are the campaign's figures, over every store.
 type fenceStats struct {
 	rounds, ackedByOld, checked, lost, fenced, other int
+	afterNew                                         int // old acknowledgements received after the new server's first
 	maxFence                                         time.Duration
 }
 
@@ -85,6 +86,7 @@ func runFence(ctx context.Context, args []string, log io.Writer) (Result, error)
 	res.Figure("lost", stats.lost)
 	res.Figure("fenced_errors", stats.fenced)
 	res.Figure("other_errors", stats.other)
+	res.Figure("old_acks_after_new_ack", stats.afterNew)
 	res.Figure("time_to_fence_ms", stats.maxFence.Milliseconds())
 	return res, nil
 }
@@ -172,6 +174,7 @@ func (f *fenceRun) round(ctx context.Context, r int, old *server, oldLoad *fence
 	f.stats.ackedByOld += t.acked
 	f.stats.fenced += t.fenced
 	f.stats.other += t.other
+	f.stats.afterNew += afterNew
 	if fenced {
 		f.stats.maxFence = max(f.stats.maxFence, toFence)
 	}
