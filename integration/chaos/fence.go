@@ -178,9 +178,9 @@ func (f *fenceRun) round(ctx context.Context, r int, old *server, oldLoad *fence
 	if fenced {
 		f.stats.maxFence = max(f.stats.maxFence, toFence)
 	}
-	fmt.Fprintf(f.log, "%s: open took %v; old server: %d acked, last ack %v after the new one was ready, "+
+	fmt.Fprintf(f.log, "%s: open took %v (%s); old server: %d acked, last ack %v after the new one was ready, "+
 		"%d acked after the new server's first ack; all its writers failing %v after launch; errors: %d fenced, %d other %q; probe: %v; stop: %v\n",
-		name, ready.Sub(launched).Round(time.Millisecond), t.acked, t.lastAck.Sub(ready).Round(time.Millisecond),
+		name, ready.Sub(launched).Round(time.Millisecond), fenceReplayed(nw.Output()), t.acked, t.lastAck.Sub(ready).Round(time.Millisecond),
 		afterNew, toFence.Round(time.Millisecond), t.fenced, t.other, t.otherTexts, probe, stopErr)
 
 	res.Check(fenced, "%s: some writer on the old server was still acknowledged %v after the new server was ready", name, fenceBound)
@@ -224,4 +224,20 @@ func (f *fenceRun) checkNew(ctx context.Context, name string, nw *server, newLoa
 	res.Check(t.acked > 0 && t.fenced+t.other == 0 && err == nil && got == val,
 		"%s: the new server does not serve normally: its load acked %d writes with %d errors %q; SET/GET: %q, %v",
 		name, t.acked, t.fenced+t.other, t.otherTexts, got, err)
+}
+
+// fenceReplayed is how many WAL objects the server replayed when it opened,
+// from its "lsm opened" log line: a takeover's unavailability grows with it.
+func fenceReplayed(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "lsm opened") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, "replayed_wal_objects=") {
+				return strings.Replace(f, "=", " ", 1)
+			}
+		}
+	}
+	return "replayed_wal_objects unknown"
 }
