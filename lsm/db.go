@@ -101,6 +101,15 @@ func Open(ctx context.Context, bkt objstore.Bucket, opts Options) (*DB, error) {
 	db.wg.Add(2)
 	go db.flushLoop()
 	go db.pollLoop()
+	if !db.mem.empty() {
+		// Flush what the WAL replay rebuilt, in the background: until then
+		// every later open (a crash, a takeover) replays it again, and a
+		// writer fenced before its first flush would hand the next one an
+		// ever longer WAL.
+		db.commitMu.Lock()
+		db.rotate()
+		db.commitMu.Unlock()
+	}
 	return db, nil
 }
 
