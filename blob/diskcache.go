@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,10 @@ var (
 type cachedObj struct {
 	name  string
 	parts map[int64]*cachedPart
-	end   int64 // the object's size, or -1 while unknown
+	// lastIdx is the index of the object's last part, or -1 while
+	// unknown. Parts past it are not read; the last part's own length is
+	// only believed once its file is read and checked.
+	lastIdx int64
 	// pending counts fetches and uploads that will add parts: the entry
 	// stays in DiskCache.objs while any is under way.
 	pending int
@@ -149,10 +153,43 @@ func NewDiskCache(bkt objstore.Bucket, opts DiskCacheOptions) (*DiskCache, error
 	if err := os.MkdirAll(c.tmpDir, 0o755); err != nil {
 		return nil, fmt.Errorf("blob: disk cache %s: %w", dir, err)
 	}
+	if err := c.checkPartSize(); err != nil {
+		return nil, fmt.Errorf("blob: disk cache %s: %w", dir, err)
+	}
 	if err := c.index(); err != nil {
 		return nil, fmt.Errorf("blob: disk cache %s: %w", dir, err)
 	}
 	return c, nil
+}
+
+// partSizeFile names the file that records the PartSize of the part files.
+const partSizeFile = "PART_SIZE"
+
+// checkPartSize removes every part file unless the directory records the
+// current PartSize (a part index means another offset under another part
+// size), then records it.
+func (c *DiskCache) checkPartSize() error {
+	path := filepath.Join(c.opts.Dir, partSizeFile)
+	want := strconv.FormatInt(c.opts.PartSize, 10) + "\n"
+	if b, err := os.ReadFile(path); err == nil && string(b) == want {
+		return nil
+	}
+	entries, err := os.ReadDir(c.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, _, _, ok := parsePartFileName(e.Name()); ok && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(c.opts.Dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	tmp := filepath.Join(c.tmpDir, partSizeFile)
+	if err := os.WriteFile(tmp, []byte(want), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // index adds the part files in the directory, oldest first, then evicts.
@@ -189,7 +226,7 @@ func (c *DiskCache) index() error {
 	slices.SortFunc(parts, func(a, b *cachedPart) int { return a.touched.Compare(b.touched) })
 	for _, p := range parts {
 		if p.last {
-			p.obj.end = p.idx*c.opts.PartSize + p.size - partTrailerLen
+			p.obj.lastIdx = p.idx
 		}
 		p.elem = c.lru.PushFront(p)
 		c.bytes += p.size
@@ -202,7 +239,7 @@ func (c *DiskCache) index() error {
 func (c *DiskCache) objLocked(name string) *cachedObj {
 	obj, ok := c.objs[name]
 	if !ok {
-		obj = &cachedObj{name: name, parts: make(map[int64]*cachedPart), end: -1}
+		obj = &cachedObj{name: name, parts: make(map[int64]*cachedPart), lastIdx: -1}
 		c.objs[name] = obj
 	}
 	return obj
@@ -235,7 +272,7 @@ func (c *DiskCache) installLocked(obj *cachedObj, idx int64, last bool, tmp stri
 	p.elem = c.lru.PushFront(p)
 	c.bytes += size
 	if last {
-		obj.end = idx*c.opts.PartSize + size - partTrailerLen
+		obj.lastIdx = idx
 	}
 }
 

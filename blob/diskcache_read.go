@@ -97,36 +97,16 @@ func (c *DiskCache) loadParts(ctx context.Context, name string, first, last int6
 	out := make([][]byte, last-first+1)
 	done := make([]bool, len(out))
 	for range maxReadRounds {
-		pl := c.plan(name, first, out, done)
-		for _, run := range pl.runs {
-			if err := c.fetchRun(ctx, pl.obj, run); err != nil {
-				// Later runs' flights must still finish: waiters hang otherwise.
-				for _, r := range pl.runs {
-					c.finishRun(pl.obj, r, nil, err)
-				}
-				return nil, err
-			}
-			for i, f := range run.flights {
-				out[run.first+int64(i)-first], done[run.first+int64(i)-first] = f.data, true
-			}
+		// Cached parts first, so that one found bad is fetched in the same
+		// ranged read as its missing neighbours.
+		c.readAllCached(c.plan(name, first, out, done, false), first, out, done)
+		pl := c.plan(name, first, out, done, true)
+		if err := c.fetchRuns(ctx, pl, first, out, done); err != nil {
+			return nil, err
 		}
-		for idx, cr := range pl.cached {
-			if b, ok := c.readCached(cr); ok {
-				out[idx-first], done[idx-first] = b, true
-			}
-		}
-		for idx, f := range pl.waits {
-			select {
-			case <-f.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			switch {
-			case f.err == nil:
-				out[idx-first], done[idx-first] = f.data, true
-			case !(errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)):
-				return nil, f.err
-			} // else its reader gave up; fetch it ourselves next round
+		c.readAllCached(pl, first, out, done)
+		if err := c.waitFlights(ctx, pl, first, out, done); err != nil {
+			return nil, err
 		}
 		if !slices.Contains(done, false) {
 			return out, nil
@@ -135,9 +115,54 @@ func (c *DiskCache) loadParts(ctx context.Context, name string, first, last int6
 	return nil, fmt.Errorf("blob: disk cache: read %s: parts kept vanishing", name)
 }
 
+// fetchRuns fetches the plan's runs of missing parts.
+func (c *DiskCache) fetchRuns(ctx context.Context, pl *readPlan, first int64, out [][]byte, done []bool) error {
+	for _, run := range pl.runs {
+		if err := c.fetchRun(ctx, pl.obj, run); err != nil {
+			// Later runs' flights must still finish: waiters hang otherwise.
+			for _, r := range pl.runs {
+				c.finishRun(pl.obj, r, nil, err)
+			}
+			return err
+		}
+		for i, f := range run.flights {
+			out[run.first+int64(i)-first], done[run.first+int64(i)-first] = f.data, true
+		}
+	}
+	return nil
+}
+
+func (c *DiskCache) readAllCached(pl *readPlan, first int64, out [][]byte, done []bool) {
+	for idx, cr := range pl.cached {
+		if b, ok := c.readCached(cr); ok {
+			out[idx-first], done[idx-first] = b, true
+		}
+	}
+}
+
+// waitFlights takes the parts other readers are fetching. A fetch given up
+// by its own reader's context is left for the next round to fetch again.
+func (c *DiskCache) waitFlights(ctx context.Context, pl *readPlan, first int64, out [][]byte, done []bool) error {
+	for idx, f := range pl.waits {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		switch {
+		case f.err == nil:
+			out[idx-first], done[idx-first] = f.data, true
+		case !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded):
+			return f.err
+		}
+	}
+	return nil
+}
+
 // plan sorts the unresolved parts into cached, being fetched by another
-// reader, and to fetch (starting those fetches' flights).
-func (c *DiskCache) plan(name string, first int64, out [][]byte, done []bool) *readPlan {
+// reader, and to fetch (starting those fetches' flights); with fetch false
+// it finds only the cached ones.
+func (c *DiskCache) plan(name string, first int64, out [][]byte, done []bool, fetch bool) *readPlan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	obj := c.objLocked(name)
@@ -148,7 +173,7 @@ func (c *DiskCache) plan(name string, first int64, out [][]byte, done []bool) *r
 		if done[i] {
 			continue
 		}
-		if obj.end >= 0 && idx*c.opts.PartSize >= obj.end {
+		if obj.lastIdx >= 0 && idx > obj.lastIdx {
 			out[i], done[i] = nil, true
 			continue
 		}
@@ -159,6 +184,9 @@ func (c *DiskCache) plan(name string, first int64, out [][]byte, done []bool) *r
 				p.touched = now
 			}
 			pl.cached[idx] = cachedRead{p: p, touch: touch}
+			continue
+		}
+		if !fetch {
 			continue
 		}
 		key := partKey{name, idx}

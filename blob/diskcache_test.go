@@ -316,12 +316,36 @@ func TestDiskCacheServesWarmAfterRestart(t *testing.T) {
 	}
 }
 
+// TestDiskCacheNewPartSize: a cache reopened with another PartSize drops
+// the old parts, whose indexes name other offsets.
+func TestDiskCacheNewPartSize(t *testing.T) {
+	inner := NewCountingBucket(NewMemBucket())
+	dir := t.TempDir()
+	body := testBody(10*testPart + 5)
+	name := SSTName(NewSSTID())
+	mustPut(t, newTestCache(t, inner, dir, 1<<20), name, body)
+	c, err := NewDiskCache(inner, DiskCacheOptions{Dir: dir, MaxBytes: 1 << 20, PartSize: 4 * testPart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.Files != 0 || len(partFiles(t, dir)) != 0 {
+		t.Fatalf("reopened with another part size, kept %d parts (%d files)", st.Files, len(partFiles(t, dir)))
+	}
+	mustRead(t, c, name, body, 0, int64(len(body)))
+	mustRead(t, c, name, body, 9*testPart, 3*testPart)
+	if c = newTestCache(t, inner, dir, 1<<20); c.Stats().Files != 0 {
+		t.Fatal("back to the first part size, kept parts of the second")
+	}
+	mustRead(t, c, name, body, 3*testPart-1, 7*testPart)
+}
+
 func TestDiskCacheRefetchesBadParts(t *testing.T) {
 	damage := map[string]func(b []byte) []byte{
 		"flipped byte":    func(b []byte) []byte { b[len(b)/2] ^= 0x10; return b },
 		"flipped trailer": func(b []byte) []byte { b[len(b)-6] ^= 1; return b },
 		"truncated":       func(b []byte) []byte { return b[:len(b)-partTrailerLen-1] },
 		"torn":            func(b []byte) []byte { return b[:3] },
+		"trailer only":    func(b []byte) []byte { return b[len(b)-partTrailerLen:] },
 		"empty":           func(b []byte) []byte { return nil },
 		"zeroed":          func(b []byte) []byte { return make([]byte, len(b)) },
 	}
@@ -344,13 +368,13 @@ func TestDiskCacheRefetchesBadParts(t *testing.T) {
 				}
 			}
 			for _, reopen := range []bool{false, true} {
-				if reopen { // damage found by a restarted cache too
-					c = newTestCache(t, inner, dir, 1<<20)
+				if reopen { // damage done while stopped is found by the restarted cache
 					for _, f := range partFiles(t, dir) {
 						path := filepath.Join(dir, f)
 						b, _ := os.ReadFile(path)
 						os.WriteFile(path, fn(b), 0o644)
 					}
+					c = newTestCache(t, inner, dir, 1<<20)
 				}
 				before := reads(inner)
 				mustRead(t, c, name, body, 0, int64(len(body)))
@@ -379,7 +403,11 @@ func (b gateBucket) GetRange(ctx context.Context, name string, off, length int64
 }
 
 func (b gateBucket) ReadRange(ctx context.Context, name string, off, length int64) ([]byte, error) {
-	<-b.gate
+	select {
+	case <-b.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	return b.CountingBucket.ReadRange(ctx, name, off, length)
 }
 
@@ -413,6 +441,41 @@ func TestDiskCacheConcurrentReadersShareOneFetch(t *testing.T) {
 	}
 	if got := reads(counting); got != 1 {
 		t.Errorf("16 concurrent readers of one part made %d bucket reads, want 1", got)
+	}
+}
+
+// TestDiskCacheCanceledFetch: a reader whose context ends while others wait
+// on its fetch fails alone; a waiter fetches the part itself.
+func TestDiskCacheCanceledFetch(t *testing.T) {
+	counting := NewCountingBucket(NewMemBucket())
+	body := testBody(2 * testPart)
+	name := SSTName(NewSSTID())
+	mustPut(t, counting, name, body)
+	gate := make(chan struct{})
+	c := newTestCache(t, gateBucket{counting, gate}, t.TempDir(), 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { _, err := c.ReadRange(ctx, name, 0, 10); first <- err }()
+	time.Sleep(50 * time.Millisecond) // the first reader owns the fetch
+	second := make(chan error, 1)
+	go func() {
+		got, err := c.ReadRange(context.Background(), name, 5, 10)
+		if err == nil && !bytes.Equal(got, body[5:15]) {
+			err = errors.New("wrong bytes")
+		}
+		second <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the second waits on it
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled reader: %v", err)
+	}
+	close(gate)
+	if err := <-second; err != nil {
+		t.Errorf("waiting reader: %v", err)
+	}
+	if st := c.Stats(); st.Files != 1 || reads(counting) != 1 {
+		t.Errorf("stats %+v after %d bucket reads", st, reads(counting))
 	}
 }
 
