@@ -65,6 +65,16 @@ func conformanceTargets() []conformanceTarget {
 		{name: "retry-mem", open: func(t *testing.T) objstore.Bucket {
 			return NewRetryBucket(NewMemBucket(), RetryOptions{})
 		}},
+		{name: "diskcache-local", open: func(t *testing.T) objstore.Bucket {
+			// Every name cached, in small parts, so the shared tests go
+			// through the cache's reads, write-through and delete.
+			c, err := NewDiskCache(newLocal(t), DiskCacheOptions{Dir: t.TempDir(), MaxBytes: 1 << 20,
+				PartSize: 1 << 10, Cacheable: func(string) bool { return true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}},
 		{name: "retry-faulty-local", faulty: true, open: func(t *testing.T) objstore.Bucket {
 			return faultyRetry(t, newLocal(t), 7)
 		}},

@@ -3,8 +3,8 @@
 // disk bucket (LocalBucket), an in-memory bucket (NewMemBucket), object
 // naming (naming.go), the conditional-write capability check
 // (CheckConditionalWrites), and wrappers that retry (NewRetryBucket), inject
-// faults (NewFaultBucket), count calls (NewCountingBucket) and export
-// metrics (WithMetrics). objstore.Bucket is the bucket type everywhere; a
+// faults (NewFaultBucket), count calls (NewCountingBucket), export
+// metrics (WithMetrics) and cache SST parts on local disk (NewDiskCache). objstore.Bucket is the bucket type everywhere; a
 // create-if-absent write is Upload with objstore.WithIfNotExists(), and
 // losing it is bkt.IsConditionNotMetErr(err).
 //
@@ -43,4 +43,14 @@
 //  10. CheckConditionalWrites passes only if the bucket refused a second
 //     create-if-absent of one name and kept the first body; a bucket that
 //     cannot do that gets an error wrapping ErrNoConditionalWrites.
+//  11. A DiskCache never serves bytes it has not checked: every read of a
+//     part file verifies its crc32c, part size and last-part flag, and a
+//     torn, truncated or altered file is deleted and its part fetched
+//     again. Part files are published by rename, never written in place.
+//  12. A DiskCache caches only names its Cacheable says are immutable. An
+//     Upload's parts are kept only if the upload returned nil; a Delete or a
+//     later Upload of the name drops its parts, and parts that fetches
+//     already under way bring back for the old object are thrown away.
+//  13. A DiskCache's part files total at most MaxBytes after every call,
+//     and concurrent readers of one missing part make one bucket read.
 package blob

@@ -148,6 +148,16 @@ func openThanos(conf *client.BucketConfig, logger *slog.Logger) (objstore.Bucket
 	return bkt, nil
 }
 
+// LocalDir returns the directory of a spec that names a local bucket (a
+// path or a file:// URL), so callers can keep their own files out of it.
+func LocalDir(spec string) (string, bool) {
+	s, err := parseSpec(spec)
+	if err != nil || s.kind != specFile {
+		return "", false
+	}
+	return s.dir, true
+}
+
 func openLocal(dir, prefix string, logger *slog.Logger) (objstore.Bucket, error) {
 	b, err := NewLocalBucket(dir)
 	if err != nil {

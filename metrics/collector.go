@@ -23,6 +23,9 @@ type Sources struct {
 	Compactor func() compactor.Stats
 	Commands  func() []CommandStat
 	Clients   func() int
+	// Extra are more figures, exported as the engine's are: those of
+	// parts of the binary below the engine (the disk cache).
+	Extra func() []lsm.Figure
 }
 
 // Collector is a prometheus.Collector over Sources.
@@ -62,6 +65,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.src.Compactor != nil {
 		collectFigures(e, c.src.Compactor().Figures())
+	}
+	if c.src.Extra != nil {
+		collectFigures(e, c.src.Extra())
 	}
 }
 

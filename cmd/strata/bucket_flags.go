@@ -65,6 +65,19 @@ func (b *bucketFlags) open(ctx context.Context, logger *slog.Logger) (objstore.B
 	return blob.NewRetryBucket(bkt, blob.RetryOptions{}), nil
 }
 
+// localDir returns the directory of a local bucket (--dir, or a --bucket
+// path or file:// URL); a bucket in an objstore config file is not looked
+// into.
+func (b *bucketFlags) localDir() (string, bool) {
+	switch {
+	case b.configFile != "":
+		return "", false
+	case b.bucket != "":
+		return blob.LocalDir(b.bucket)
+	}
+	return b.dir, true
+}
+
 // describe names the bucket for logs, without credentials (blob.Open
 // refuses URLs that carry them).
 func (b *bucketFlags) describe() string {

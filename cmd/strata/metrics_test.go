@@ -94,7 +94,8 @@ func TestServerMetrics(t *testing.T) {
 	port, mport := freePort(t), freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", mport)
 	f, err := parseServerArgs([]string{"--dir", t.TempDir(), "--bind", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--memtable-size", "64kb", "--loglevel", "warning"})
+		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--memtable-size", "64kb", "--loglevel", "warning",
+		"--disk-cache", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +157,10 @@ func TestServerMetrics(t *testing.T) {
 	if m[`objstore_bucket_operations_total{bucket="strata",operation="upload"}`] == 0 {
 		t.Error("no object-store uploads counted")
 	}
+	if m["strata_disk_cache_written_parts_total"] == 0 || m["strata_disk_cache_files"] == 0 {
+		t.Errorf("disk cache: %v parts written through, %v files; flushes and compactions write through",
+			m["strata_disk_cache_written_parts_total"], m["strata_disk_cache_files"])
+	}
 	if m["strata_lsm_flushes_total"] < 4 {
 		t.Errorf("flushes = %v, want several", m["strata_lsm_flushes_total"])
 	}
@@ -203,7 +208,7 @@ func TestServerMetrics(t *testing.T) {
 // strata_* and objstore operation series has its INFO field (the name
 // without strata_ and, for counters, _total; objstore_<op>[_failures];
 // histograms' _count and _sum), and every field of INFO's Strata,
-// Compactor and Objstore sections is a series. Values match: read INFO,
+// Compactor, Objstore and Diskcache sections is a series. Values match: read INFO,
 // scrape, read INFO again; a counter's scrape lies between the two reads,
 // a gauge that did not move equals both.
 func checkInfoMatchesMetrics(t *testing.T, ctx context.Context, rdb *redis.Client, base string) {
@@ -276,7 +281,7 @@ func infoFigures(t *testing.T, ctx context.Context, rdb *redis.Client) map[strin
 			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (section != "Strata" && section != "Compactor" && section != "Objstore") {
+		if !ok || (section != "Strata" && section != "Compactor" && section != "Objstore" && section != "Diskcache") {
 			continue
 		}
 		if f, err := strconv.ParseFloat(v, 64); err == nil {

@@ -42,6 +42,8 @@ type serverFlags struct {
 	logLevel        string
 	logFormat       string
 	blockCache      string
+	diskCache       string
+	diskCacheSize   string
 	memtableSize    string
 	shutdownTimeout time.Duration
 	metricsAddr     string
@@ -66,6 +68,8 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "loglevel", "notice", "debug, verbose, notice or warning")
 	fs.StringVar(&f.logFormat, "logformat", "text", "text or json")
 	fs.StringVar(&f.blockCache, "block-cache", "256mb", "SST block cache size")
+	fs.StringVar(&f.diskCache, "disk-cache", "", "directory of a local disk cache of SST parts, kept across restarts (empty: off)")
+	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
@@ -231,6 +235,14 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		return err
 	}
 	bkt = me.instrument(bkt)
+	// The cache wraps outside the metrics, which then count only the
+	// requests it could not serve; the in-process compactor shares it, so
+	// compaction outputs are written through.
+	bkt, dc, err := openDiskCache(f, bkt, logger)
+	if err != nil {
+		closeListeners()
+		return err
+	}
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
 	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable, Logger: logger.With("component", "lsm")})
@@ -280,7 +292,9 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		MaxClients: f.maxClients, AppendFsync: f.appendFsync,
 		ProtoMaxBulkLen: maxBulk, ClientQueryBufferLimit: queryLimit,
 		Port: f.port, Bind: f.bind, Dir: f.dir, Bucket: f.describe(),
-		Extra:    func() []resp.InfoSection { return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo()} },
+		Extra: func() []resp.InfoSection {
+			return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo(), diskCacheInfo(dc)}
+		},
 		Shutdown: func() { once.Do(func() { close(shutdown) }) },
 		Logger:   logger.With("component", "resp"),
 	})
@@ -299,6 +313,9 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	src := metrics.Sources{Engine: db.Metrics, Commands: commandStats(srv), Clients: srv.Clients}
 	if comp != nil {
 		src.Compactor = comp.Stats
+	}
+	if dc != nil {
+		src.Extra = func() []lsm.Figure { return diskCacheFigures(dc.Stats()) }
 	}
 	// Ready while the engine accepts writes: not once fenced by a newer
 	// server (the engine learns it from its manifest poll), closed or
