@@ -102,6 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer removeBuild()
 	res, err := c.run(ctx, args[1:], stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "chaos %s: %v\n", c.name, err)

@@ -28,6 +28,7 @@ func strataBin() (string, error) {
 			built.err = err
 			return
 		}
+		built.dir = dir
 		bin := filepath.Join(dir, "strata")
 		out, err := exec.Command("go", "build", "-o", bin, "github.com/stratakv/strata/cmd/strata").CombinedOutput()
 		if err != nil {
@@ -41,8 +42,16 @@ func strataBin() (string, error) {
 
 var built struct {
 	once sync.Once
+	dir  string // the temporary directory strataBin built into, if any
 	bin  string
 	err  error
+}
+
+// removeBuild removes the binary strataBin built, once no campaign needs it.
+func removeBuild() {
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
