@@ -48,7 +48,9 @@ func ParseSSTName(name string) (ulid.ULID, bool) {
 		return ulid.ULID{}, false
 	}
 	id, err := ulid.ParseStrict(base)
-	return id, err == nil
+	// ULIDs parse case-insensitively; only SSTName's upper case is a name
+	// of ours, so one id never has two objects.
+	return id, err == nil && id.String() == base
 }
 
 var (

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,9 @@ func (c *call) is(i int, name string) bool {
 // hence "negative"; one whose deadline overflows never times out.
 func (c *call) timeoutArg(i int) (int64, bool) {
 	f, ok := parseFloat(c.args[i])
+	if !ok && beyondDouble(c.args[i]) {
+		f, ok = math.Inf(1), true // converted as inf is: "negative"
+	}
 	if !ok {
 		c.errorf(msgTimeoutNotFloat)
 		return 0, false
@@ -89,4 +93,19 @@ func (c *call) timeoutArg(i int) (int64, bool) {
 		return 0, true
 	}
 	return n, true
+}
+
+// beyondDouble reports a number outside a double's range that Redis's
+// strtold still reads as a finite long double (|x| < 2^16384), such as
+// 1e400: a valid timeout there.
+func beyondDouble(b []byte) bool {
+	if len(b) == 0 || len(b) > 5000 || isCSpace(b[0]) {
+		return false
+	}
+	f, n, erange := strtod(b)
+	if n != len(b) || !erange || !math.IsInf(f, 0) {
+		return false
+	}
+	x, _, err := big.ParseFloat(string(b), 0, 64, big.ToNearestEven)
+	return err == nil && !x.IsInf() && x.MantExp(nil) <= 16384
 }

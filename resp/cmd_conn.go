@@ -147,7 +147,7 @@ func cmdHello(c *call) {
 			name = c.arg(i + 1)
 			i++
 		default:
-			c.errorf(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", noNewlines(c.argStr(i))))
+			c.errorf(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", noNewlines(string(cString(c.arg(i))))))
 			return
 		}
 	}

@@ -88,7 +88,7 @@ func cmdExpire(c *call) {
 		case "lt":
 			cond.LT = true
 		default:
-			c.errorf("ERR Unsupported option " + c.argStr(i))
+			c.errorf("ERR Unsupported option " + noNewlines(strings.TrimRight(string(cString(c.arg(i))), "\r\n")))
 			return
 		}
 	}

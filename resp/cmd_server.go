@@ -253,10 +253,7 @@ func cmdCommand(c *call) {
 	case sub == "count" && c.nargs() == 2:
 		c.int(int64(len(commandList)))
 	case sub == "list":
-		c.array(len(commandList))
-		for _, cmd := range commandList {
-			c.bulkString(cmd.name)
-		}
+		c.commandList()
 	case sub == "info":
 		cmds := commandList
 		if c.nargs() > 2 {
@@ -345,3 +342,33 @@ func (c *call) commandInfo(cmd *command) {
 
 var _ = fmt.Sprintf
 var _ = keyspace.NumDBs
+
+// commandList is COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p];
+// anything else after LIST is a syntax error, as in Redis. There are no
+// modules, and no ACL categories yet, so those filters match nothing.
+func (c *call) commandList() {
+	if c.nargs() != 2 && (c.nargs() != 5 || !c.is(2, "filterby")) {
+		c.errorf(msgSyntax)
+		return
+	}
+	var names []string
+	switch {
+	case c.nargs() == 2:
+		for _, cmd := range commandList {
+			names = append(names, cmd.name)
+		}
+	case c.is(3, "pattern"):
+		for _, cmd := range commandList {
+			if keyspace.MatchPattern(strings.ToLower(c.argStr(4)), []byte(cmd.name)) {
+				names = append(names, cmd.name)
+			}
+		}
+	case !c.is(3, "module") && !c.is(3, "aclcat"):
+		c.errorf(msgSyntax)
+		return
+	}
+	c.array(len(names))
+	for _, n := range names {
+		c.bulkString(n)
+	}
+}

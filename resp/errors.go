@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,13 +50,14 @@ const (
 // errUnknownCommand words Redis 7.0's refusal of an unknown command: the
 // name cut at 128 bytes, then the arguments quoted one by one while the
 // excerpt is under 128 bytes, each cut to what is left of them (C's %.*s,
-// which counts bytes), newlines turned into spaces.
+// which counts bytes and stops at a NUL), newlines turned into spaces.
 func errUnknownCommand(name string, args [][]byte) string {
 	var ex []byte
 	for _, a := range args {
 		if len(ex) >= 128 {
 			break
 		}
+		a = cString(a)
 		room := 128 - len(ex)
 		ex = append(ex, '\'')
 		ex = append(ex, a[:min(len(a), room)]...)
@@ -78,12 +80,24 @@ func errArity(name string) string {
 	return fmt.Sprintf("ERR wrong number of arguments for '%s' command", name)
 }
 
-// clip shortens user text quoted in an error, as Redis does (128 bytes).
+// clip shortens user text quoted in an error, as Redis does (128 bytes,
+// and C's %s ends at a NUL).
 func clip(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
 	if len(s) > 128 {
 		s = s[:128]
 	}
 	return noNewlines(s)
+}
+
+// cString is b as a C string: up to its first NUL byte.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 // noNewlines turns CR and LF into spaces, as Redis does to user text in an

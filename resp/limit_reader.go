@@ -121,7 +121,13 @@ func (l *limitReader) scan(b []byte, out []byte) []byte {
 			l.held = l.held[:0]
 		case stBulkBody:
 			n := min(int64(len(b)-i), l.left)
+			start := len(out)
 			out = append(out, b[i:i+int(n)]...)
+			// Redis skips the two bytes after a payload unread; redcon
+			// insists on CRLF there, so they are made CRLF.
+			for k := max(0, l.left-2); k < n; k++ {
+				out[start+int(k)] = "\r\n"[2-(l.left-k)]
+			}
 			i += int(n)
 			l.left -= n
 			if !l.count(n) {
@@ -233,13 +239,17 @@ func (l *limitReader) startLine(state int) {
 }
 
 // digest parses the decimal number of a header line ("*12\r\n", "$5\r\n")
-// from its bytes after the type byte.
+// from its bytes after the type byte, as Redis's string2ll: no leading
+// zeros, no "-0".
 func (l *limitReader) digest(chunk []byte) {
 	for _, c := range chunk {
 		switch {
 		case c == '-' && l.digits == 0 && !l.neg:
 			l.neg = true
 		case '0' <= c && c <= '9':
+			if l.digits == 1 && l.num == 0 || c == '0' && l.digits == 0 && l.neg {
+				l.bad = true
+			}
 			l.digits++
 			if l.num > (1<<62)/10 {
 				l.bad = true

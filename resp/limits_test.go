@@ -50,6 +50,12 @@ func TestProtocolErrors(t *testing.T) {
 		{"*2000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"set a \"unbalanced\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
 		{"*1\r\n$600000000\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		// string2ll's numbers: no leading zeros, no -0 (the fuzz campaign's
+		// differential check found these).
+		{"*01\r\n$4\r\nPING\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*-0\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*1\r\n$04\r\nPING\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*1\r\n$-0\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 	} {
 		c := resptest.Dial(t, ts.addr)
 		c.SendRaw([]byte("PING\r\n*1\r\n$4\r\nPING\r\n" + tc.in))
@@ -59,6 +65,18 @@ func TestProtocolErrors(t *testing.T) {
 		if got := other.Do("GET", "k"); string(got) != "$1\r\nv\r\n" {
 			t.Fatalf("other client after %q: %q", tc.in, got)
 		}
+	}
+}
+
+// TestBulkTerminator: Redis skips the two bytes after a bulk's payload
+// without checking that they are CRLF, so a client's bad terminator does
+// not end its connection there.
+func TestBulkTerminator(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := resptest.Dial(t, ts.addr)
+	c.SendRaw([]byte("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$1\r\na\n\r*1\r\n$4\r\nPING\r\n"))
+	for _, want := range []string{"+PONG\r\n", "$1\r\na\r\n", "+PONG\r\n"} {
+		expectReply(t, c, want)
 	}
 }
 
