@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of Strata, run by developers (README) and CI (.ci/run).
 #
-#   scripts/test.sh               ensure test dependencies, go vet ./..., go test -race ./...
+#   scripts/test.sh               ensure test dependencies, go vet ./..., go test -race ./...,
+#                                 then every fuzz target for $STRATA_FUZZ_SECONDS (default 3) each
 #   scripts/test.sh ./lsm/...     same, but go test only the given packages/flags
 #
 # Test dependencies: a MinIO server binary (built by scripts/minio.sh, cached in
@@ -68,12 +69,20 @@ log "go vet ./..."
 go vet ./...
 log "other dependencies ready (with go vet) in $(($(date +%s) - deps_start))s"
 
+fuzz=false
 if [ "$#" -eq 0 ]; then
   set -- ./...
+  fuzz=true
 fi
 log "go test -race -timeout 25m $*"
 test_status=0
 go test -race -timeout 25m "$@" || test_status=$?
+
+# Every fuzz target, a few seconds each (the full run only).
+if [ "$fuzz" = true ]; then
+  log "scripts/fuzz.sh ${STRATA_FUZZ_SECONDS:=3}"
+  scripts/fuzz.sh "$STRATA_FUZZ_SECONDS" || test_status=1
+fi
 
 wait "$build_pid" || true
 sed 's/^/    minio build: /' "$build_log"
