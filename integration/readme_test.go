@@ -124,9 +124,9 @@ var readmeRunners = map[string]readmeRunner{
 	},
 	// TestLocalClusterScript runs start, status and stop (twice, with a
 	// restart in between) and reads the data back.
-	"scripts/local-cluster.sh start":  coveredBy("TestLocalClusterScript", `run("start")`),
-	"scripts/local-cluster.sh status": coveredBy("TestLocalClusterScript", `run("status")`),
-	"scripts/local-cluster.sh stop":   coveredBy("TestLocalClusterScript", `run("stop")`),
+	"scripts/local-cluster.sh start":  coveredBy("integration/*_test.go", "TestLocalClusterScript", `run("start")`),
+	"scripts/local-cluster.sh status": coveredBy("integration/*_test.go", "TestLocalClusterScript", `run("status")`),
+	"scripts/local-cluster.sh stop":   coveredBy("integration/*_test.go", "TestLocalClusterScript", `run("stop")`),
 	// Against MinIO: the server takes writes with compaction off, and the
 	// compactor starts on the same bucket, then both stop cleanly.
 	"strata server   --bucket 's3://strata/data?endpoint=127.0.0.1:9000&insecure=true' --compaction off": func(t *testing.T, h *readmeHarness, cmd string) {
@@ -183,6 +183,30 @@ var readmeRunners = map[string]readmeRunner{
 			t.Errorf("verify did not report:\n%s", out)
 		}
 	},
+	"go run ./integration/chaos list": func(t *testing.T, h *readmeHarness, cmd string) {
+		out := h.run(t, cmd)
+		for _, c := range []string{"crash", "faults", "fence", "fuzz"} {
+			if !regexp.MustCompile(`(?m)^\s+` + c + `\s`).MatchString(out) {
+				t.Errorf("campaign %s not listed:\n%s", c, out)
+			}
+		}
+	},
+	// The full campaigns take minutes each; their -short versions run in
+	// integration/chaos's tests, through the same run functions.
+	"go run ./integration/chaos crash":  coveredBy("integration/chaos/crash_test.go", "TestCrashShort", "runCrash("),
+	"go run ./integration/chaos faults": coveredBy("integration/chaos/faults_test.go", "TestFaultsShort", "runFaults("),
+	"go run ./integration/chaos fence":  coveredBy("integration/chaos/fence_test.go", "TestFenceShort", "runFence("),
+	"go run ./integration/chaos fuzz":   coveredBy("integration/chaos/fuzz_test.go", "TestFuzzShort", "runFuzz("),
+	// scripts/test.sh runs it after the tests, a few seconds per target.
+	"scripts/fuzz.sh 30": func(t *testing.T, h *readmeHarness, cmd string) {
+		b, err := os.ReadFile(filepath.Join(h.root, "scripts", "test.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `scripts/fuzz.sh "$STRATA_FUZZ_SECONDS"`) {
+			t.Errorf("scripts/test.sh does not run scripts/fuzz.sh")
+		}
+	},
 	// Both benchmark scripts run end to end, made small through the
 	// environment variables they document; each must print its table.
 	"scripts/bench_resp.sh": func(t *testing.T, h *readmeHarness, cmd string) {
@@ -199,11 +223,12 @@ var readmeRunners = map[string]readmeRunner{
 	},
 }
 
-// coveredBy is the runner of a command another test of this package runs:
-// it checks that test still exists and still runs it.
-func coveredBy(test, call string) readmeRunner {
+// coveredBy is the runner of a command another test runs: it checks that
+// test, in the files matching glob (from the repository root), still
+// exists and still calls call.
+func coveredBy(glob, test, call string) readmeRunner {
 	return func(t *testing.T, h *readmeHarness, cmd string) {
-		files, _ := filepath.Glob(filepath.Join(h.root, "integration", "*_test.go"))
+		files, _ := filepath.Glob(filepath.Join(h.root, glob))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
@@ -381,6 +406,7 @@ func (h *readmeHarness) minio(t *testing.T) *blobtest.MinIOServer {
 func (h *readmeHarness) expand(cmd string) string {
 	r := []string{
 		"go run ./cmd/strata", "strata",
+		"go run ./", "go -C " + h.root + " run ./",
 		"scripts/", h.root + "/scripts/",
 		"6379", strconv.Itoa(h.port),
 		"7000", strconv.Itoa(h.altPort),
