@@ -163,10 +163,10 @@ func (c *Compactor) RunOnce(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	// Outputs are unreferenced until published, but nothing collects them
-	// meanwhile: this compactor's GC runs between jobs, never during one,
-	// and the GC of a compactor this one fenced stops at its next pass (an
-	// output is only collected once it is MinAge old and then seen
-	// unreferenced for MinAge more, far longer than any pass).
+	// meanwhile: a GC pass, this compactor's (running beside its jobs) or
+	// that of a compactor this one fenced, collects an output only once it
+	// is MinAge old and then seen unreferenced for MinAge more, far longer
+	// than any job.
 	conflicts := 0
 	published, err := c.store.Update(ctx, m, func(next *manifest.Manifest) error {
 		if err := manifest.CheckCompactor(next, c.epoch); err != nil {
@@ -209,39 +209,76 @@ func (c *Compactor) CollectGarbage(ctx context.Context) (GCStats, error) {
 // Run compacts and collects garbage until ctx ends (returning nil) or the
 // compactor is fenced (returning ErrFenced). Other errors are logged and
 // retried at the next poll.
+//
+// Garbage collection runs beside compaction, not between jobs: a pass over
+// a bucket with many WAL objects to delete takes minutes on a slow store,
+// and compaction waiting for it lets L0 grow until writes stall. The two
+// need no ordering: the GC deletes an unreferenced SST only once its ULID
+// time is MinAge old and it stayed unreferenced for MinAge more (G1), far
+// longer than a job takes to publish its outputs.
 func (c *Compactor) Run(ctx context.Context) error {
-	lastGC := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var gcDone chan error // nil without GC: receiving from it blocks forever
+	if c.opts.GCInterval > 0 {
+		gcDone = make(chan error, 1)
+		go func() { gcDone <- c.runGC(ctx) }()
+	}
+	gcEnded, err := c.runCompactions(ctx, gcDone)
+	cancel()
+	if gcDone != nil && !gcEnded {
+		if gcErr := <-gcDone; err == nil {
+			err = gcErr
+		}
+	}
+	return err
+}
+
+// runCompactions runs jobs until ctx ends, the compactor is fenced, or the
+// GC loop ends (fenced); gcEnded reports the last, whose error it returns.
+func (c *Compactor) runCompactions(ctx context.Context, gcDone <-chan error) (gcEnded bool, err error) {
 	for {
 		did, err := c.RunOnce(ctx)
 		switch {
 		case errors.Is(err, ErrFenced):
 			c.opts.Logger.Error("compactor fenced; stopping", "err", err)
-			return err
+			return false, err
 		case ctx.Err() != nil:
-			return nil
+			return false, nil
 		case err != nil:
 			c.opts.Logger.Warn("compaction failed; retrying", "err", err)
-		}
-		if c.opts.GCInterval > 0 && time.Since(lastGC) >= c.opts.GCInterval {
-			lastGC = time.Now()
-			st, gcErr := c.CollectGarbage(ctx)
-			switch {
-			case errors.Is(gcErr, ErrFenced):
-				c.opts.Logger.Error("compactor fenced; stopping", "err", gcErr)
-				return gcErr
-			case gcErr != nil && ctx.Err() == nil:
-				c.opts.Logger.Warn("garbage collection failed", "err", gcErr)
-			default:
-				c.opts.Logger.Debug("garbage collected", "stats", st)
-			}
 		}
 		if did && err == nil {
 			continue // more work may be waiting
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, nil
+		case gcErr := <-gcDone:
+			return true, gcErr
 		case <-time.After(c.opts.PollInterval):
+		}
+	}
+}
+
+// runGC collects garbage every GCInterval until ctx ends (nil) or the
+// compactor is fenced (ErrFenced).
+func (c *Compactor) runGC(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(c.opts.GCInterval):
+		}
+		st, err := c.CollectGarbage(ctx)
+		switch {
+		case errors.Is(err, ErrFenced):
+			c.opts.Logger.Error("compactor fenced; stopping", "err", err)
+			return err
+		case err != nil && ctx.Err() == nil:
+			c.opts.Logger.Warn("garbage collection failed", "err", err)
+		default:
+			c.opts.Logger.Debug("garbage collected", "stats", st)
 		}
 	}
 }

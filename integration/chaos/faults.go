@@ -259,14 +259,24 @@ func errorKind(err error) string {
 	return strings.Join(f[:min(len(f), 4)], " ")
 }
 
-// check runs checkCrash for cycles through a new client.
+// check runs checkCrash for cycles through a new client. A read that fails
+// (a timeout while the faulty store is slow) is tried again, up to three
+// times: a check that never completes leaves the in-flight writes
+// unsettled, and every later check would report them.
 func (r *faultsRun) check(ctx context.Context, srv *server, cycles []int) *crashCheck {
 	rdb := crashClient(srv.Addr)
 	defer rdb.Close()
-	k, err := checkCrash(ctx, rdb, r.writers, &r.counters, cycles)
+	var k *crashCheck
+	var err error
+	for try := 1; try <= 3; try++ {
+		if k, err = checkCrash(ctx, rdb, r.writers, &r.counters, cycles); err == nil {
+			break
+		}
+		fmt.Fprintf(r.log, "faults %s: reading back failed (try %d of 3): %v\n", r.name, try, err)
+	}
 	if err != nil {
 		k = &crashCheck{}
-		k.fail("reading back: %v", err)
+		k.fail("reading back, three times: %v", err)
 	}
 	r.checked += k.checked
 	r.lost += k.lost
