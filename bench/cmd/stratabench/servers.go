@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Server is a strata server or redis-server process on a loopback port.
+type Server struct {
+	Name string
+	Addr string
+	Dir  string // its data directory
+	cmd  *exec.Cmd
+	log  *os.File
+	done chan struct{}
+}
+
+var builds struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// strataBinary builds cmd/strata of the main module (without -race) once.
+func strataBinary() (string, error) {
+	builds.once.Do(func() {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stratakv/strata").Output()
+		if err != nil {
+			builds.err = fmt.Errorf("finding the strata module: %v", err)
+			return
+		}
+		root := strings.TrimSpace(string(out))
+		if builds.dir, builds.err = os.MkdirTemp("", "stratabench-"); builds.err != nil {
+			return
+		}
+		builds.bin = filepath.Join(builds.dir, "strata")
+		cmd := exec.Command("go", "build", "-o", builds.bin, "./cmd/strata")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			builds.err = fmt.Errorf("go build ./cmd/strata: %v\n%s", err, out)
+		}
+	})
+	return builds.bin, builds.err
+}
+
+func cleanupBuilds() {
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartStrata runs `strata server --port P --dir DIR args...` (DIR a new
+// temp directory unless args name a bucket) with env added, and waits
+// until it answers PING. Its log goes to DIR/../strata.log.
+func StartStrata(ctx context.Context, env []string, args ...string) (*Server, error) {
+	bin, err := strataBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "stratabench-data-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	full := append([]string{"server", "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data")}, args...)
+	return start(ctx, "strata", dir, port, env, bin, full...)
+}
+
+// StartRedis runs redis-server with AOF on and the given appendfsync
+// (always or everysec), RDB snapshots off.
+func StartRedis(ctx context.Context, appendfsync string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "stratabench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, "redis-"+appendfsync, dir, port, nil, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--protected-mode", "no")
+}
+
+func start(ctx context.Context, name, dir string, port int, env []string, bin string, args ...string) (*Server, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	s := &Server{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, cmd: cmd, log: logf, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("%s exited at startup; log %s", name, logf.Name())
+		default:
+		}
+		if c, err := Dial(s.Addr); err == nil {
+			_, err := c.Do("PING")
+			c.Close()
+			if err == nil {
+				return s, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.Stop()
+	return nil, fmt.Errorf("%s on %s did not answer PING", name, s.Addr)
+}
+
+// Stop ends the process (SIGTERM, then SIGKILL after a minute) and removes
+// its data directory.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(time.Minute):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	}
+	s.log.Close()
+	_ = os.RemoveAll(s.Dir)
+}
+
+// procStatus returns a field of /proc/PID/status in bytes (VmRSS, VmHWM).
+func (s *Server) procStatus(field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// RSS is the resident set size now; PeakRSS the highest it has been.
+func (s *Server) RSS() int64     { return s.procStatus("VmRSS") }
+func (s *Server) PeakRSS() int64 { return s.procStatus("VmHWM") }
+
+// DirBytes is the size of the files under the server's data directory.
+func (s *Server) DirBytes() int64 {
+	var n int64
+	_ = filepath.Walk(s.Dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// Info returns the fields of INFO everything.
+func (s *Server) Info() (map[string]string, error) {
+	c, err := Dial(s.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	v, err := c.Do("INFO", "everything")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+		if k, val, ok := strings.Cut(line, ":"); ok {
+			out[k] = val
+		}
+	}
+	return out, nil
+}
