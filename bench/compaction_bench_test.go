@@ -145,7 +145,7 @@ func runCompaction(b *testing.B) {
 	version := make([]uint8, n)
 	var (
 		batch    lsm.Batch
-		inflight []*lsm.WriteHandle
+		inflight []lsm.WriteHandle
 		rows     int64
 		maxL0    int
 		maxRuns  int

@@ -123,7 +123,7 @@ func (e *strataEngine) putDurable(ctx context.Context, key, value []byte) error 
 
 func (e *strataEngine) load(ctx context.Context, n int, key, value func(int) []byte) error {
 	var b lsm.Batch
-	var last *lsm.WriteHandle
+	var last lsm.WriteHandle
 	for i := 0; i < n; i++ {
 		b.Put(key(i), value(i))
 		if b.Len() == 1000 || i == n-1 {
@@ -135,10 +135,8 @@ func (e *strataEngine) load(ctx context.Context, n int, key, value func(int) []b
 			b.Reset()
 		}
 	}
-	if last != nil {
-		if err := last.Durable(ctx); err != nil {
-			return err
-		}
+	if err := last.Durable(ctx); err != nil { // a zero handle (no write) is durable
+		return err
 	}
 	return e.db.Flush(ctx)
 }

@@ -217,7 +217,7 @@ func loadBytes(ctx context.Context, db *lsm.DB, n int64) (int64, error) {
 	for w := range errs {
 		wg.Go(func() {
 			var b lsm.Batch
-			var last *lsm.WriteHandle
+			var last lsm.WriteHandle
 			for {
 				bi := next.Add(1) - 1
 				if bi >= batches {
@@ -235,9 +235,7 @@ func loadBytes(ctx context.Context, db *lsm.DB, n int64) (int64, error) {
 				}
 				last = h
 			}
-			if last != nil {
-				errs[w] = last.Durable(ctx)
-			}
+			errs[w] = last.Durable(ctx) // a zero handle (no write) is durable
 		})
 	}
 	wg.Wait()

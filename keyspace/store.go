@@ -47,6 +47,7 @@ type shared struct {
 	db      *lsm.DB
 	opts    Options
 	locks   []sync.Mutex
+	unlocks []func() // locks[i].Unlock, made once: a method value made per call allocates
 	seed    maphash.Seed
 	version atomic.Uint64
 	expired atomic.Uint64
@@ -63,6 +64,10 @@ func Open(ctx context.Context, db *lsm.DB, opts Options) (*Store, error) {
 	opts.ensureDefaults()
 	s := &Store{shared: &shared{db: db, opts: opts, locks: make([]sync.Mutex, opts.Stripes),
 		mods: make([]atomic.Uint64, opts.Stripes), seed: maphash.MakeSeed()}}
+	s.unlocks = make([]func(), len(s.locks))
+	for i := range s.locks {
+		s.unlocks[i] = s.locks[i].Unlock
+	}
 	// Start above every version handed out before a restart, even one in
 	// this same millisecond: those are at most (their tick << 20) + count,
 	// and every tick of a durable write is <= the engine clock now.
@@ -146,9 +151,9 @@ func (s *Store) lock(db int, keys ...[]byte) func() {
 		return func() {}
 	}
 	if len(keys) == 1 { // the common case, without allocating
-		m := &s.locks[s.stripe(db, keys[0])]
-		m.Lock()
-		return m.Unlock
+		i := s.stripe(db, keys[0])
+		s.locks[i].Lock()
+		return s.unlocks[i]
 	}
 	dks := make([]DBKey, len(keys))
 	for i, k := range keys {
@@ -213,7 +218,10 @@ func (s *Store) getTyped(ctx context.Context, gen uint32, key []byte, t Type) (M
 // putMeta adds the metadata row of key to b, moving its expiry-index entry
 // when the expiry changed. old is the previous metadata (ok=false: none).
 func putMeta(b *lsm.Batch, gen uint32, key []byte, m Meta, old Meta, hadOld bool) {
-	b.PutWithExpiry(appendMetaKey(nil, gen, key), appendMetaValue(nil, m), m.ExpireAt)
+	// The batch copies the encodings, so they can live on the stack.
+	var kbuf [64]byte
+	var vbuf [128]byte
+	b.PutWithExpiry(appendMetaKey(kbuf[:0], gen, key), appendMetaValue(vbuf[:0], m), m.ExpireAt)
 	if hadOld && old.ExpireAt != 0 && (old.ExpireAt != m.ExpireAt || old.Version != m.Version) {
 		b.Delete(appendExpiryKey(nil, gen, old.ExpireAt, key))
 	}

@@ -194,11 +194,11 @@ type WriteHandle struct {
 }
 
 // Seq returns the batch's sequence number.
-func (h *WriteHandle) Seq() uint64 { return h.seq }
+func (h WriteHandle) Seq() uint64 { return h.seq }
 
 // Durable blocks until the batch is stored in the WAL, and so survives any
 // crash, or returns why it cannot be (fenced, closed, ctx).
-func (h *WriteHandle) Durable(ctx context.Context) error {
+func (h WriteHandle) Durable(ctx context.Context) error {
 	if h.seq == 0 {
 		return nil
 	}
@@ -216,19 +216,19 @@ func (h *WriteHandle) Durable(ctx context.Context) error {
 // Durable returns once every write applied before the call is durable
 // (the WAL acknowledges in order), which lets a server send a pipeline's
 // replies after one wait.
-func (db *DB) LastWrite() *WriteHandle {
-	return &WriteHandle{db: db, seq: db.visibleSeq.Load()}
+func (db *DB) LastWrite() WriteHandle {
+	return WriteHandle{db: db, seq: db.visibleSeq.Load()}
 }
 
 // Write applies b atomically. The batch is visible to reads when Write
 // returns and durable once the handle's Durable returns nil. b may be reused
 // after Write returns.
-func (db *DB) Write(ctx context.Context, b *Batch) (*WriteHandle, error) {
+func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 	if b.Len() == 0 {
-		return &WriteHandle{db: db}, nil
+		return WriteHandle{db: db}, nil
 	}
 	if err := db.throttle(ctx); err != nil {
-		return nil, err
+		return WriteHandle{}, err
 	}
 	rows := make([]sst.Row, len(b.rows))
 	copy(rows, b.rows)
@@ -240,7 +240,7 @@ func (db *DB) Write(ctx context.Context, b *Batch) (*WriteHandle, error) {
 		rows[i].Seq = seq
 	}
 	if err := db.wal.Append(rows, tick); err != nil {
-		return nil, db.mapWALErr(err)
+		return WriteHandle{}, db.mapWALErr(err)
 	}
 	db.seq = seq
 	db.mu.Lock()
@@ -257,7 +257,7 @@ func (db *DB) Write(ctx context.Context, b *Batch) (*WriteHandle, error) {
 	if mem.size.Load() >= db.opts.MemtableSize {
 		db.rotate()
 	}
-	return &WriteHandle{db: db, seq: seq}, nil
+	return WriteHandle{db: db, seq: seq}, nil
 }
 
 func (db *DB) mapWALErr(err error) error {

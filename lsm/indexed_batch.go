@@ -87,9 +87,9 @@ var ErrBatchCommitted = errors.New("lsm: batch already committed")
 
 // Commit writes the batch atomically, as DB.Write does. The batch cannot be
 // used afterwards.
-func (ib *IndexedBatch) Commit(ctx context.Context) (*WriteHandle, error) {
+func (ib *IndexedBatch) Commit(ctx context.Context) (WriteHandle, error) {
 	if ib.mem == nil {
-		return nil, ErrBatchCommitted
+		return WriteHandle{}, ErrBatchCommitted
 	}
 	ib.mem = nil
 	return ib.db.Write(ctx, &ib.b)

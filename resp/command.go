@@ -114,11 +114,22 @@ func buildTable(groups ...[]*command) map[string]*command {
 	return t
 }
 
-// lookup finds a command by its case-insensitive name without allocating
-// for names already in lower case.
+// lookup finds a command by its case-insensitive name, without allocating
+// for names of command length (clients send them in upper case).
 func lookup(name []byte) *command {
 	if c, ok := commandTable[string(name)]; ok {
 		return c
 	}
-	return commandTable[strings.ToLower(string(name))]
+	var buf [24]byte
+	if len(name) > len(buf) {
+		return commandTable[strings.ToLower(string(name))]
+	}
+	lower := buf[:len(name)]
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		lower[i] = ch
+	}
+	return commandTable[string(lower)]
 }
