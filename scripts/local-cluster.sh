@@ -161,7 +161,7 @@ start() {
   launch minio MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
     MINIO_UPDATE=off MINIO_CI_CD=1 -- "$minio" server --quiet --address "127.0.0.1:$mport" "$state/minio-data"
   local deadline=$((SECONDS + READY_TIMEOUT))
-  until curl -fsS -o /dev/null "http://127.0.0.1:$mport/minio/health/live" 2>/dev/null; do
+  until curl -fsS -o /dev/null "http://127.0.0.1:$mport/minio/health/ready" 2>/dev/null; do
     pid_of minio >/dev/null || die "MinIO exited during startup; see $state/minio.log"
     [ "$SECONDS" -lt "$deadline" ] || die "MinIO not live within ${READY_TIMEOUT}s; see $state/minio.log"
     sleep 0.1

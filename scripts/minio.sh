@@ -91,7 +91,7 @@ start() {
   trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
   trap 'exit 130' INT TERM
   for _ in $(seq 1 300); do
-    if curl -fsS -o /dev/null "http://127.0.0.1:$port/minio/health/live" 2>/dev/null; then break; fi
+    if curl -fsS -o /dev/null "http://127.0.0.1:$port/minio/health/ready" 2>/dev/null; then break; fi
     kill -0 "$pid" 2>/dev/null || { log "MinIO exited during startup"; return 1; }
     sleep 0.1
   done

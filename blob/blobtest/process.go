@@ -111,7 +111,9 @@ func minioEnv() []string {
 func (p *process) waitReady() error {
 	client := &http.Client{Timeout: time.Second}
 	defer client.CloseIdleConnections()
-	url := "http://" + p.addr + "/minio/health/live"
+	// ready, not live: a live MinIO may still answer requests with "Server
+	// not initialized yet" while it loads its storage after a restart.
+	url := "http://" + p.addr + "/minio/health/ready"
 	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) {
 		select {
