@@ -27,7 +27,7 @@ const (
 
 // hedgeDelay is how long an attempt runs before it is hedged: Options.Hedge
 // when set (negative: never), else hedgeFactor times the moving average of
-// single-attempt PUT times, at least minHedgeDelay.
+// PUT times, at least minHedgeDelay.
 func (w *Writer) hedgeDelay() time.Duration {
 	if w.opts.Hedge != 0 {
 		return w.opts.Hedge
@@ -35,8 +35,8 @@ func (w *Writer) hedgeDelay() time.Duration {
 	return max(minHedgeDelay, hedgeFactor*time.Duration(w.putEWMA.Load()))
 }
 
-// observePut folds one unhedged successful attempt's time into the moving
-// average (weight 1/8).
+// observePut folds one successful attempt's time (hedged or not, from its
+// first PUT's start) into the moving average (weight 1/8).
 func (w *Writer) observePut(d time.Duration) {
 	for {
 		old := w.putEWMA.Load()
@@ -80,6 +80,12 @@ func (w *Writer) attempt(name string, data []byte) (hedged bool, err error) {
 	w.stats.hedges.Add(1)
 	go func() { results <- upload(ctx) }()
 	first := <-results
+	if first == nil {
+		// A hedged PUT's time counts too, from the first PUT's start:
+		// otherwise, on a store whose every PUT outlasts the delay's floor,
+		// the average never learns it and every PUT is doubled.
+		w.observePut(time.Since(start))
+	}
 	if first == nil || w.bkt.IsConditionNotMetErr(first) {
 		// A conflict is settled by reading the object back, whatever the
 		// other PUT would say.

@@ -108,3 +108,38 @@ func TestHedgeDelayAdapts(t *testing.T) {
 		t.Errorf("Hedge -1: %v, want negative (never)", d)
 	}
 }
+
+// slowBucket delays every Upload by d.
+type slowBucket struct {
+	objstore.Bucket
+	d time.Duration
+}
+
+func (b *slowBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	select {
+	case <-time.After(b.d):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.Bucket.Upload(ctx, name, r, opts...)
+}
+
+// TestHedgeLearnsSlowStore: on a store whose every PUT takes longer than
+// the hedge delay's floor, the hedged PUTs' times teach the delay, and
+// hedging stops after a few objects instead of doubling every PUT.
+func TestHedgeLearnsSlowStore(t *testing.T) {
+	ctx := context.Background()
+	w := NewWriter(&slowBucket{Bucket: blob.NewMemBucket(), d: 80 * time.Millisecond}, 1, 0, nil, Options{})
+	defer w.Close()
+	for seq := uint64(1); seq <= 20; seq++ {
+		if err := w.Append(batch(seq, "k"), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WaitDurable(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := w.Stats(); st.PutHedges > 3 {
+		t.Errorf("%d of %d PUTs hedged on a store where all take 80ms; want the delay to learn it", st.PutHedges, st.Objects)
+	}
+}
