@@ -29,24 +29,25 @@ import (
 // (`name value` lines, as redis.conf).
 type serverFlags struct {
 	bucketFlags
-	port            int
-	bind            string
-	requirePass     string
-	protectedMode   string
-	tls             resp.TLSOptions
-	maxClients      int
-	appendFsync     string
-	protoMaxBulkLen string
-	queryBufLimit   string
-	compaction      string
-	logLevel        string
-	logFormat       string
-	blockCache      string
-	diskCache       string
-	diskCacheSize   string
-	memtableSize    string
-	shutdownTimeout time.Duration
-	metricsAddr     string
+	port             int
+	bind             string
+	requirePass      string
+	protectedMode    string
+	tls              resp.TLSOptions
+	maxClients       int
+	appendFsync      string
+	protoMaxBulkLen  string
+	queryBufLimit    string
+	compaction       string
+	logLevel         string
+	logFormat        string
+	blockCache       string
+	diskCache        string
+	diskCacheSize    string
+	memtableSize     string
+	walFlushInterval time.Duration
+	shutdownTimeout  time.Duration
+	metricsAddr      string
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
@@ -71,6 +72,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.diskCache, "disk-cache", "", "directory of a local disk cache of SST parts, kept across restarts (empty: off)")
 	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
+	fs.DurationVar(&f.walFlushInterval, "wal-flush-interval", 0, "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
 }
@@ -245,7 +247,8 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	}
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
-	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable, Logger: logger.With("component", "lsm")})
+	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable,
+		WALFlushInterval: f.walFlushInterval, Logger: logger.With("component", "lsm")})
 	cancelOpen()
 	if err != nil {
 		closeListeners()

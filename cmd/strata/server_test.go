@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSize(t *testing.T) {
@@ -26,12 +27,13 @@ func TestParseSize(t *testing.T) {
 func TestServerArgs(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "strata.conf")
-	os.WriteFile(conf, []byte("# comment\n\nport 7000\nbind \"127.0.0.1 ::1\"\nAPPENDFSYNC everysec\ncompaction off\n"), 0o644)
+	os.WriteFile(conf, []byte("# comment\n\nport 7000\nbind \"127.0.0.1 ::1\"\nAPPENDFSYNC everysec\ncompaction off\nwal-flush-interval 50ms\n"), 0o644)
 	f, err := parseServerArgs([]string{conf, "--port", "7001"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.port != 7001 || f.bind != "127.0.0.1 ::1" || f.appendFsync != "everysec" || f.compaction != "off" || f.dir != "./data" {
+	if f.port != 7001 || f.bind != "127.0.0.1 ::1" || f.appendFsync != "everysec" || f.compaction != "off" ||
+		f.walFlushInterval != 50*time.Millisecond || f.dir != "./data" {
 		t.Errorf("parsed %+v", *f)
 	}
 	os.WriteFile(conf, []byte("port 7000\nmaxmemory 1gb\n"), 0o644)
