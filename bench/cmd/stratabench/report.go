@@ -117,7 +117,7 @@ func (r *Report) BarChart(slug, title, yLabel string, series ...Series) error {
 			return err
 		}
 		bars.Color = plotutil.Color(i)
-		bars.Offset = w * vg.Length(i-len(series)/2)
+		bars.Offset = w * vg.Length(float64(i)-float64(len(series)-1)/2) // centred on the label
 		p.Add(bars)
 		p.Legend.Add(s.Name, bars)
 	}

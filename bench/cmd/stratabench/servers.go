@@ -35,12 +35,11 @@ var builds struct {
 // strataBinary builds cmd/strata of the main module (without -race) once.
 func strataBinary() (string, error) {
 	builds.once.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/stratakv/strata").Output()
+		root, err := moduleRoot()
 		if err != nil {
-			builds.err = fmt.Errorf("finding the strata module: %v", err)
+			builds.err = err
 			return
 		}
-		root := strings.TrimSpace(string(out))
 		if builds.dir, builds.err = os.MkdirTemp("", "stratabench-"); builds.err != nil {
 			return
 		}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func init() {
+	register(experiment{
+		name:  "matrix",
+		about: "redis-benchmark side by side: redis-server (appendfsync always, everysec) and strata (durable, async)",
+		run:   runMatrix,
+	})
+}
+
+// matrixServers are the four servers of the matrix, in table order: each
+// strata mode is compared with the redis-server mode of the same promise
+// (always: a reply means durable; everysec/async: a crash may lose the
+// last moments).
+var matrixServers = []struct {
+	name  string
+	start func(ctx context.Context) (*Server, error)
+}{
+	{"redis always", func(ctx context.Context) (*Server, error) { return StartRedis(ctx, "always") }},
+	{"strata durable", func(ctx context.Context) (*Server, error) { return StartStrata(ctx, nil, "--appendfsync", "always") }},
+	{"redis everysec", func(ctx context.Context) (*Server, error) { return StartRedis(ctx, "everysec") }},
+	{"strata async", func(ctx context.Context) (*Server, error) { return StartStrata(ctx, nil, "--appendfsync", "everysec") }},
+}
+
+// benchRow is one redis-benchmark test's result.
+type benchRow struct {
+	rps, p50, p99 float64 // requests/s, latency ms
+}
+
+func runMatrix(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	n := fs.Int("n", 100000, "requests per test (-short: 10000)")
+	clients := fs.Int("clients", 50, "redis-benchmark -c")
+	tests := fs.String("tests", "set,get,incr,lpush,lpop,sadd,hset,zadd,lrange_100,mset", "redis-benchmark -t")
+	pipelines := fs.String("pipelines", "1,16", "redis-benchmark -P values")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if env.Short && !flagSet(fs, "n") {
+		*n = 10000
+	}
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		return fmt.Errorf("redis-benchmark not found (apt-get install redis-tools): %w", err)
+	}
+	// results[server][pipeline][test]
+	results := map[string]map[string]map[string]benchRow{}
+	var order []string // tests in redis-benchmark's order
+	for _, s := range matrixServers {
+		srv, err := s.start(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		results[s.name] = map[string]map[string]benchRow{}
+		for _, p := range strings.Split(*pipelines, ",") {
+			fmt.Fprintf(env.Log, "matrix: %s -P %s\n", s.name, p)
+			rows, names, err := redisBenchmark(ctx, srv.Addr, *clients, *n, p, *tests)
+			if err != nil {
+				srv.Stop()
+				return fmt.Errorf("%s -P %s: %w", s.name, p, err)
+			}
+			results[s.name][p] = rows
+			if len(names) > len(order) {
+				order = names
+			}
+		}
+		srv.Stop()
+	}
+	matrixTables(env, results, order, strings.Split(*pipelines, ","), *clients, *n)
+	return nil
+}
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// redisBenchmark runs redis-benchmark --csv and returns its rows by test
+// name (the first word: "LRANGE_100", "MSET") and the names in order.
+func redisBenchmark(ctx context.Context, addr string, clients, n int, pipeline, tests string) (map[string]benchRow, []string, error) {
+	host, port, _ := strings.Cut(addr, ":")
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-benchmark", "-h", host, "-p", port, "-c", strconv.Itoa(clients),
+		"-n", strconv.Itoa(n), "-P", pipeline, "-t", tests, "-r", "100000", "--csv", "-q").Output()
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing redis-benchmark --csv: %w", err)
+	}
+	rows := map[string]benchRow{}
+	var names []string
+	for _, r := range recs {
+		if len(r) < 7 || r[0] == "test" {
+			continue
+		}
+		name, _, _ := strings.Cut(r[0], " ")
+		var br benchRow
+		br.rps, _ = strconv.ParseFloat(r[1], 64)
+		br.p50, _ = strconv.ParseFloat(r[4], 64)
+		br.p99, _ = strconv.ParseFloat(r[6], 64)
+		rows[name] = br
+		names = append(names, name)
+	}
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("no rows in redis-benchmark output: %q", out)
+	}
+	return rows, names, nil
+}
+
+func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests, pipelines []string, clients, n int) {
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", a/b)
+	}
+	t := &Table{
+		Title: "redis-benchmark requests/s, strata against redis-server of the same durability",
+		Columns: []string{"test", "P", "redis always", "strata durable", "durable/always",
+			"redis everysec", "strata async", "async/everysec"},
+		Note: fmt.Sprintf("%d clients, %d requests per test, -r 100000, one machine, one run; redis-server 7 with "+
+			"appendonly yes. Aims (issue 8): async within 0.8x of everysec for GET/SET, durable at or above always.", clients, n),
+	}
+	lat := &Table{
+		Title:   "redis-benchmark latency p50 / p99 (ms)",
+		Columns: []string{"test", "P", "redis always", "strata durable", "redis everysec", "strata async"},
+	}
+	var labels []string
+	var durable, async []float64
+	for _, p := range pipelines {
+		for _, name := range tests {
+			ra, sd := res["redis always"][p][name], res["strata durable"][p][name]
+			re, sa := res["redis everysec"][p][name], res["strata async"][p][name]
+			t.AddRow(name, p, int(ra.rps), int(sd.rps), ratio(sd.rps, ra.rps), int(re.rps), int(sa.rps), ratio(sa.rps, re.rps))
+			pq := func(b benchRow) string { return fmt.Sprintf("%.3g / %.3g", b.p50, b.p99) }
+			lat.AddRow(name, p, pq(ra), pq(sd), pq(re), pq(sa))
+			labels = append(labels, fmt.Sprintf("%s P%s", name, p))
+			durable = append(durable, safeDiv(sd.rps, ra.rps))
+			async = append(async, safeDiv(sa.rps, re.rps))
+		}
+	}
+	env.Report.Table(t)
+	env.Report.Table(lat)
+	_ = env.Report.BarChart("ratios", "strata / redis-server requests/s (1.0 = parity)", "ratio",
+		Series{Name: "durable / always", Y: durable, Labels: labels},
+		Series{Name: "async / everysec", Y: async, Labels: labels})
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMatrixShort runs the matrix on two tests and checks every server got
+// a throughput for each, and the report was written with its chart.
+func TestMatrixShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server, strata and redis-benchmark")
+	}
+	dir := t.TempDir()
+	env := &Env{Out: dir, Short: true, Log: io.Discard, Report: newReport("matrix", "test")}
+	if err := runMatrix(context.Background(), env, []string{"-n", "2000", "-tests", "set,get"}); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := env.Report.Write(dir, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| SET | 1 |", "| GET | 1 |", "| SET | 16 |", "| GET | 16 |"} {
+		line := ""
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, row) && strings.Contains(l, "x |") {
+				line = l
+			}
+		}
+		if line == "" || strings.Contains(line, "| 0 |") {
+			t.Errorf("no full row %q:\n%s", row, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "matrix-ratios.png")); err != nil {
+		t.Error(err)
+	}
+}
