@@ -170,7 +170,7 @@ const partSizeFile = "PART_SIZE"
 // size), then records it.
 func (c *DiskCache) checkPartSize() error {
 	path := filepath.Join(c.opts.Dir, partSizeFile)
-	want := strconv.FormatInt(c.opts.PartSize, 10) + "\n"
+	want := partFormat + " " + strconv.FormatInt(c.opts.PartSize, 10) + "\n"
 	if b, err := os.ReadFile(path); err == nil && string(b) == want {
 		return nil
 	}
@@ -210,7 +210,7 @@ func (c *DiskCache) index() error {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		if info.Size() < partTrailerLen { // torn: a crash cut it short
+		if info.Size() < partFixedLen { // torn: a crash cut it short
 			c.removeFileLocked(e.Name())
 			continue
 		}

@@ -19,6 +19,10 @@ import (
 
 const testPart = 1 << 10
 
+// partTrailerLen is a test part file's bytes beyond its payload: test
+// parts are one checksum chunk long.
+const partTrailerLen = 4 + partFixedLen
+
 // testBody is n deterministic bytes that differ at every offset a test
 // reads, so a part served at the wrong offset shows.
 func testBody(n int) []byte {
@@ -558,5 +562,57 @@ func TestDiskCacheOptions(t *testing.T) {
 				t.Errorf("part file name of %q round trip: %q %d %v %v", name, got, idx, gotLast, ok)
 			}
 		}
+	}
+}
+
+// TestDiskCacheChecksOnlyTouchedChunks: a read inside one part checks the
+// checksum chunks it touches, not the whole part. A damaged chunk elsewhere
+// in the part does not stop a read of a sound one; a read that touches the
+// damaged chunk is never served from it, and is fetched again.
+func TestDiskCacheChecksOnlyTouchedChunks(t *testing.T) {
+	mem := NewMemBucket()
+	inner := NewCountingBucket(mem)
+	dir := t.TempDir()
+	const part = 4 * partChunk
+	c, err := NewDiskCache(inner, DiskCacheOptions{Dir: dir, MaxBytes: 1 << 20, PartSize: part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := SSTName(NewSSTID())
+	body := testBody(part + 100) // one full part and a short last one
+	mustPut(t, c, name, body)
+	files := partFiles(t, dir)
+	if len(files) != 2 {
+		t.Fatalf("part files: %v", files)
+	}
+	full := filepath.Join(dir, files[0])
+	if strings.HasSuffix(files[0], partEndExt) {
+		full = filepath.Join(dir, files[1])
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[3*partChunk+5] ^= 1 // damage chunk 3 of part 0
+	if err := os.WriteFile(full, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := inner.Counts().GetRange + inner.Counts().Get
+	mustRead(t, c, name, body, 100, 4096)        // chunk 0
+	mustRead(t, c, name, body, partChunk-10, 20) // chunks 0 and 1
+	mustRead(t, c, name, body, part+10, 50)      // the last part
+	if got := inner.Counts().GetRange + inner.Counts().Get - before; got != 0 {
+		t.Fatalf("reads of sound chunks went to the bucket %d times", got)
+	}
+	mustRead(t, c, name, body, 3*partChunk, 4096) // the damaged chunk: fetched again
+	if got := inner.Counts().GetRange + inner.Counts().Get - before; got != 1 {
+		t.Fatalf("a read of the damaged chunk made %d bucket reads, want 1", got)
+	}
+	if st := c.Stats(); st.BadParts != 1 {
+		t.Errorf("bad parts %d, want 1", st.BadParts)
+	}
+	mustRead(t, c, name, body, 3*partChunk, 4096) // and cached again
+	if got := inner.Counts().GetRange + inner.Counts().Get - before; got != 1 {
+		t.Fatalf("the refetched part was not cached: %d bucket reads", got)
 	}
 }
