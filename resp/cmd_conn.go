@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/stratakv/strata/keyspace"
 )
 
 // redisVersion is the Redis version whose behaviour Strata follows; tools
@@ -59,16 +57,11 @@ func cmdPing(c *call) {
 func cmdEcho(c *call) { c.bulk(c.arg(1)) }
 
 func cmdSelect(c *call) {
-	n, ok := parseInt(c.arg(1))
-	if !ok || n > 1<<31-1 || n < -(1<<31) {
-		c.notInteger()
+	n, ok := c.dbArg(1) // Redis's int range error above 32 bits, as MOVE's
+	if !ok {
 		return
 	}
-	if n < 0 || n >= keyspace.NumDBs {
-		c.errorf(msgInvalidDB)
-		return
-	}
-	c.cl.db = int(n)
+	c.cl.db = n
 	c.ok()
 }
 
