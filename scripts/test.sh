@@ -67,6 +67,11 @@ ensure_redis
 
 log "go vet ./..."
 go vet ./...
+# The benchmark module (bench/: engine against Pebble, cmd/stratabench) is
+# a module of its own: vet it and run its unit tests (-short skips the
+# ones that start servers).
+log "bench: go vet ./... && go test -short ./..."
+(cd bench && go vet ./... && go test -short -run . ./cmd/...)
 log "other dependencies ready (with go vet) in $(($(date +%s) - deps_start))s"
 
 fuzz=false
