@@ -209,10 +209,36 @@ var readmeRunners = map[string]readmeRunner{
 	},
 	// Both benchmark scripts run end to end, made small through the
 	// environment variables they document; each must print its table.
-	"scripts/bench_resp.sh": func(t *testing.T, h *readmeHarness, cmd string) {
-		out := h.run(t, "N=2000 CLIENTS=10 TESTS=set,get "+cmd)
-		if !regexp.MustCompile(`(?m)^\|?\s*SET\b.*x`).MatchString(out) {
-			t.Errorf("no SET row with a ratio:\n%s", out)
+	"cd bench && go run ./cmd/stratabench list": func(t *testing.T, h *readmeHarness, cmd string) {
+		for _, e := range stratabenchExperiments(t, h, cmd) {
+			if _, err := os.Stat(filepath.Join(h.root, "bench", "results", e+".md")); err != nil {
+				t.Errorf("experiment %s has no committed results: %v", e, err)
+			}
+		}
+	},
+	// Every experiment end to end, small, into a directory of the test's
+	// (not over the committed results).
+	"cd bench && go run ./cmd/stratabench all -short": func(t *testing.T, h *readmeHarness, cmd string) {
+		out := filepath.Join(h.work, "stratabench")
+		h.run(t, cmd+" -out "+out)
+		for _, e := range stratabenchExperiments(t, h, "cd bench && go run ./cmd/stratabench list") {
+			b, err := os.ReadFile(filepath.Join(out, e+".md"))
+			if err != nil || !strings.Contains(string(b), "\n|---|") {
+				t.Errorf("%s: no table in %s.md (%v)", e, e, err)
+			}
+		}
+	},
+	// The full run takes about an hour; what it produced is committed in
+	// bench/results, and the README's results must come from there.
+	"cd bench && go run ./cmd/stratabench all": func(t *testing.T, h *readmeHarness, cmd string) {
+		readme, err := os.ReadFile(filepath.Join(h.root, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range stratabenchExperiments(t, h, "cd bench && go run ./cmd/stratabench list") {
+			if !strings.Contains(string(readme), "bench/results/"+e+".md") {
+				t.Errorf("the README's results do not link bench/results/%s.md", e)
+			}
 		}
 	},
 	"scripts/bench.sh quick": func(t *testing.T, h *readmeHarness, cmd string) {
@@ -406,6 +432,7 @@ func (h *readmeHarness) minio(t *testing.T) *blobtest.MinIOServer {
 func (h *readmeHarness) expand(cmd string) string {
 	r := []string{
 		"go run ./cmd/strata", "strata",
+		"cd bench && go run ./", "cd " + h.root + "/bench && go run ./",
 		"go run ./", "go -C " + h.root + " run ./",
 		"scripts/", h.root + "/scripts/",
 		"6379", strconv.Itoa(h.port),
@@ -477,6 +504,22 @@ func (h *readmeHarness) stopOK(t *testing.T, c *child) {
 	if err != nil || code != 0 {
 		t.Errorf("%s: exit %d, %v\n%s", c.name, code, err, c.tail(10))
 	}
+}
+
+// stratabenchExperiments returns the experiment names `stratabench list`
+// prints.
+func stratabenchExperiments(t *testing.T, h *readmeHarness, listCmd string) []string {
+	t.Helper()
+	var names []string
+	for _, line := range strings.Split(h.run(t, listCmd), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(line, "  ") {
+			names = append(names, f[0])
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("stratabench lists %v", names)
+	}
+	return names
 }
 
 func must(t *testing.T, err error) {

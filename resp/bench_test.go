@@ -68,7 +68,7 @@ func BenchmarkGetPipelined(b *testing.B) {
 //	STRATA_REDIS_BENCHMARK="-t set,get -P 16" go test ./resp -run UnderRedisBenchmark -cpuprofile cpu.out
 //
 // It is skipped unless STRATA_REDIS_BENCHMARK is set; the figures of record
-// come from scripts/bench_resp.sh.
+// come from the matrix experiment of bench/cmd/stratabench.
 func TestUnderRedisBenchmark(t *testing.T) {
 	extra := os.Getenv("STRATA_REDIS_BENCHMARK")
 	if extra == "" {
