@@ -216,14 +216,29 @@ func (r *ltmRun) charts() error {
 	if err := rep.LineChart("rss-time", "Server RSS over the whole run (load, settle, reads)", "seconds", "RSS MB", false, all); err != nil {
 		return err
 	}
+	// Single-key GETs and range reads get a chart each: an MGET of 100 keys
+	// takes a hundred times a GET, and would flatten the GET bars to nothing.
+	if err := r.latencyChart("latency-get", "GET latency by phase", true); err != nil {
+		return err
+	}
+	return r.latencyChart("latency-range", "Range read latency (MGET of 100 keys, SCAN COUNT 1000)", false)
+}
+
+// latencyChart draws p50 and p99 per command of the GET phases (gets) or
+// of the others.
+func (r *ltmRun) latencyChart(slug, title string, gets bool) error {
 	p50 := Series{Name: "p50"}
 	p99 := Series{Name: "p99"}
 	for _, p := range r.phases {
-		label := fmt.Sprintf("%s %s ×%d", strings.Fields(p.name)[0], strings.Fields(p.name)[1], p.conns)
+		if strings.HasPrefix(p.name, "GET ") != gets {
+			continue
+		}
+		f := strings.Fields(p.name)
+		label := fmt.Sprintf("%s %s ×%d", f[0], f[1], p.conns)
 		p50.Labels, p50.Y = append(p50.Labels, label), append(p50.Y, msf(p.lat.Quantile(0.5)))
 		p99.Labels, p99.Y = append(p99.Labels, label), append(p99.Y, msf(p.lat.Quantile(0.99)))
 	}
-	return rep.BarChart("latency", "Read latency by phase (per command)", "ms", p50, p99)
+	return r.env.Report.BarChart(slug, title+" (per command)", "ms", p50, p99)
 }
 
 // strataInfo returns the fields of INFO strata: the engine's, the

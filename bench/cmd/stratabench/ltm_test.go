@@ -33,12 +33,12 @@ func TestLTMShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"### Load", "### Reads", "### Space and memory", "GET uniform", "GET zipfian",
-		"GET hot", "MGET 100 consecutive", "SCAN COUNT 1000", "ltm-rss-load.png", "ltm-latency.png"} {
+		"GET hot", "MGET 100 consecutive", "SCAN COUNT 1000", "ltm-rss-load.png", "ltm-latency-get.png"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("ltm.md lacks %q", want)
 		}
 	}
-	for _, png := range []string{"ltm-rss-load.png", "ltm-rss-time.png", "ltm-latency.png"} {
+	for _, png := range []string{"ltm-rss-load.png", "ltm-rss-time.png", "ltm-latency-get.png", "ltm-latency-range.png"} {
 		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
 			t.Errorf("chart %s: %v", png, err)
 		}
