@@ -133,22 +133,71 @@ func (b *RetryBucket) do(ctx context.Context, what string, op func(attempt int) 
 }
 
 // Upload implements objstore.Bucket; see NewRetryBucket for create-if-absent.
+//
+// Each attempt sends the whole body again: a body that is an io.ReadSeeker
+// (every caller's *bytes.Reader) is rewound, any other is read into memory
+// once. Not copying a seekable body matters: SSTs of tens of MiB are
+// uploaded by flushes and compactions, and a second copy of each was a
+// third of the server's live heap under a bulk load.
 func (b *RetryBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
-	body, err := io.ReadAll(r)
+	body, err := newRewindable(r)
 	if err != nil {
 		return fmt.Errorf("blob: upload %s: reading body: %w", name, err)
 	}
 	ifNotExists := objstore.ApplyObjectUploadOptions(opts...).IfNotExists
 	failed := false // an earlier attempt failed and may have stored body
 	err = b.do(ctx, "upload "+name, func(int) error {
-		err := b.bkt.Upload(ctx, name, bytes.NewReader(body), opts...)
+		rd, err := body.rewind()
+		if err != nil {
+			return permanent{err}
+		}
+		err = b.bkt.Upload(ctx, name, rd, opts...)
 		failed = failed || b.transient(ctx, err)
 		return err
 	})
 	if ifNotExists && failed && b.bkt.IsConditionNotMetErr(err) {
-		return b.resolveCreate(ctx, name, body, err)
+		all, rerr := body.bytes()
+		if rerr != nil {
+			return fmt.Errorf("blob: upload %s: rereading body: %w", name, rerr)
+		}
+		return b.resolveCreate(ctx, name, all, err)
 	}
 	return err
+}
+
+// rewindable is an upload body that can be sent again from its start.
+type rewindable struct {
+	rs    io.ReadSeeker // nil: data holds the body
+	start int64
+	data  []byte
+}
+
+func newRewindable(r io.Reader) (*rewindable, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			return &rewindable{rs: rs, start: start}, nil
+		}
+	}
+	data, err := io.ReadAll(r)
+	return &rewindable{data: data}, err
+}
+
+// rewind returns a reader of the whole body.
+func (w *rewindable) rewind() (io.Reader, error) {
+	if w.rs == nil {
+		return bytes.NewReader(w.data), nil
+	}
+	_, err := w.rs.Seek(w.start, io.SeekStart)
+	return w.rs, err
+}
+
+// bytes returns the whole body.
+func (w *rewindable) bytes() ([]byte, error) {
+	rd, err := w.rewind()
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(rd)
 }
 
 // resolveCreate decides a create-if-absent upload whose retry found the

@@ -276,3 +276,37 @@ func TestRetryIterDeliversEachNameOnce(t *testing.T) {
 		t.Fatalf("callback error: %v after %d listings; want stop, unwrapped, after 1", err, inner.calls-1)
 	}
 }
+
+// TestRetryUploadResendsWholeBody: an attempt after a failed one sends the
+// whole body again, whether the body can be rewound (a bytes.Reader, part
+// read by the failed attempt) or not (read into memory once); and a
+// create-if-absent whose first attempt landed compares the whole body.
+func TestRetryUploadResendsWholeBody(t *testing.T) {
+	body := strings.Repeat("0123456789", 10000)
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+	}{
+		{"seekable", func() io.Reader { return strings.NewReader(body) }},
+		{"seekable, not at its start", func() io.Reader {
+			r := strings.NewReader("skip" + body)
+			r.Seek(4, io.SeekStart)
+			return r
+		}},
+		{"stream", func() io.Reader { return io.MultiReader(strings.NewReader(body[:5]), strings.NewReader(body[5:])) }},
+	} {
+		for _, afterWrite := range []bool{false, true} {
+			mem := NewMemBucket()
+			r, _ := retryOverFirstUploadFault(mem, afterWrite)
+			if err := r.Upload(context.Background(), "sst/x", tc.r(), objstore.WithIfNotExists()); err != nil {
+				t.Fatalf("%s (first attempt landed: %v): %v", tc.name, afterWrite, err)
+			}
+			if got := mustGet(t, mem, "sst/x"); got != body {
+				t.Fatalf("%s (first attempt landed: %v): stored %d bytes, want the %d of the body", tc.name, afterWrite, len(got), len(body))
+			}
+			if r.Retries() != 1 {
+				t.Fatalf("%s: %d retries, want 1", tc.name, r.Retries())
+			}
+		}
+	}
+}

@@ -45,6 +45,7 @@ type serverFlags struct {
 	diskCache        string
 	diskCacheSize    string
 	memtableSize     string
+	memoryLimit      string
 	walFlushInterval time.Duration
 	shutdownTimeout  time.Duration
 	metricsAddr      string
@@ -72,6 +73,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.diskCache, "disk-cache", "", "directory of a local disk cache of SST parts, kept across restarts (empty: off)")
 	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (auto: block cache + 4 memtables + 512mb; 0: none)")
 	fs.DurationVar(&f.walFlushInterval, "wal-flush-interval", 0, "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
@@ -183,6 +185,36 @@ func runServer(args []string) int {
 // ran about a fifth faster.
 const defaultGCPercent = 200
 
+// setMemoryLimit sets the Go runtime's soft memory limit. With GOGC=200 the
+// heap may grow to three times what is live before a collection, and the
+// live heap is mostly the block cache and memtables: a 5 GB load peaked at
+// 2.7 GB of RSS for 470 MB live. A limit of what the server means to hold
+// (block cache, up to 4 memtables in memory, 512 MiB for everything else)
+// makes the collector run before the heap passes it (the same load peaked
+// at 969 MB under 900 MiB) and costs nothing while the heap is below it.
+// GOMEMLIMIT in the environment wins, as the runtime's own setting.
+func setMemoryLimit(spec string, cacheBytes, memtable int64, logger *slog.Logger) error {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return nil
+	}
+	var limit int64
+	switch spec {
+	case "auto":
+		limit = cacheBytes + 4*memtable + 512<<20
+	default:
+		n, err := parseSize(spec)
+		if err != nil {
+			return fmt.Errorf("memory-limit: %v", err)
+		}
+		limit = n
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		logger.Debug("go memory limit", "bytes", limit)
+	}
+	return nil
+}
+
 func serve(f *serverFlags, logger *slog.Logger) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
@@ -205,6 +237,9 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	}
 	if f.compaction != "in-process" && f.compaction != "off" {
 		return fmt.Errorf("compaction must be in-process or off, not %q", f.compaction)
+	}
+	if err := setMemoryLimit(f.memoryLimit, cacheBytes, memtable, logger); err != nil {
+		return err
 	}
 
 	protected, err := parseYesNo("protected-mode", f.protectedMode)
