@@ -109,6 +109,9 @@ func redisBenchmark(ctx context.Context, addr string, clients, n int, pipeline, 
 			continue
 		}
 		name, _, _ := strings.Cut(r[0], " ")
+		if _, dup := rows[name]; dup {
+			continue // "LPUSH (needed to benchmark LRANGE)": the LPUSH test again
+		}
 		var br benchRow
 		br.rps, _ = strconv.ParseFloat(r[1], 64)
 		br.p50, _ = strconv.ParseFloat(r[4], 64)
