@@ -234,38 +234,31 @@ func (c *DiskCache) readCachedRange(name string, idx, lo, hi int64) (b []byte, o
 	if p == nil {
 		return nil, false
 	}
-	file := p.file()
-	b, err := readPartRange(c.opts.Dir, file, c.opts.PartSize, p.last, lo, hi)
-	if err != nil {
-		if errors.Is(err, errBadPart) {
-			c.bad.Add(1)
-		}
-		c.mu.Lock()
-		c.removePartLocked(p)
-		c.mu.Unlock()
-		return nil, false
-	}
-	c.hits.Add(1)
-	if touch {
-		now := time.Now()
-		os.Chtimes(filepath.Join(c.opts.Dir, file), now, now)
-	}
-	return b, true
+	return c.readPartFile(cachedRead{p: p, touch: touch}, func(dir, file string) ([]byte, error) {
+		return readPartRange(dir, file, c.opts.PartSize, p.last, lo, hi)
+	})
 }
 
 // readCached reads a cached part's file. A bad file is deleted and a
 // vanished one (evicted or dropped meanwhile) forgotten; either way the
 // part is fetched in the next round.
 func (c *DiskCache) readCached(cr cachedRead) ([]byte, bool) {
-	p := cr.p
-	file := p.file()
-	b, err := readPart(c.opts.Dir, file, c.opts.PartSize, p.last)
+	return c.readPartFile(cr, func(dir, file string) ([]byte, error) {
+		return readPart(dir, file, c.opts.PartSize, cr.p.last)
+	})
+}
+
+// readPartFile reads cr's part file with read, counting a hit, or removes
+// the part when the file is bad or gone.
+func (c *DiskCache) readPartFile(cr cachedRead, read func(dir, file string) ([]byte, error)) ([]byte, bool) {
+	file := cr.p.file()
+	b, err := read(c.opts.Dir, file)
 	if err != nil {
 		if errors.Is(err, errBadPart) {
 			c.bad.Add(1)
 		}
 		c.mu.Lock()
-		c.removePartLocked(p)
+		c.removePartLocked(cr.p)
 		c.mu.Unlock()
 		return nil, false
 	}

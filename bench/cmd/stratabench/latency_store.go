@@ -23,28 +23,17 @@ var objstoreOps = []string{"upload", "get", "get_range", "exists", "attributes",
 // Counters are INFO's numeric fields at one moment.
 type Counters map[string]float64
 
-// ReadCounters reads s's INFO strata (the engine's figures and the
-// sections the binary adds: Compactor, Objstore, Diskcache) and keeps the
-// fields that are numbers. Not Server.Info's INFO everything: its Keyspace
-// section counts keys by scanning the whole keyspace, which on a loaded
-// store fetches every SST block from the bucket and flushes the block cache.
+// ReadCounters reads s's INFO strata (Server.Info) and keeps the fields
+// that are numbers.
 func ReadCounters(s *Server) (Counters, error) {
-	c, err := Dial(s.Addr)
+	info, err := s.Info()
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	v, err := c.Do("INFO", "strata")
-	if err != nil {
-		return nil, err
-	}
-	b, _ := v.([]byte)
 	out := Counters{}
-	for _, line := range strings.Split(string(b), "\r\n") {
-		if k, val, ok := strings.Cut(line, ":"); ok {
-			if f, err := strconv.ParseFloat(val, 64); err == nil {
-				out[k] = f
-			}
+	for k, v := range info {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = f
 		}
 	}
 	return out, nil

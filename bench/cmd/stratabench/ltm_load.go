@@ -83,7 +83,7 @@ func (r *ltmRun) load(ctx context.Context) error {
 		return fmt.Errorf("load: %d of %d SETs, %d errors, first %v", res.Ops, cfg.keys, res.Errors, res.FirstErr)
 	}
 	r.loadRes = res
-	if r.loadInfo, err = strataInfo(r.srv); err != nil {
+	if r.loadInfo, err = r.srv.Info(); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.env.Log, "ltm: loaded in %v (%.1f MB/s); L0 %s, runs %s\n", res.Elapsed.Round(time.Second),
@@ -105,7 +105,7 @@ func (r *ltmRun) settle(ctx context.Context) error {
 			return ctx.Err()
 		case <-time.After(2 * time.Second):
 		}
-		info, err := strataInfo(r.srv)
+		info, err := r.srv.Info()
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func (r *ltmRun) settle(ctx context.Context) error {
 	}
 	r.settleTime = time.Since(start)
 	var err error
-	r.settledInfo, err = strataInfo(r.srv)
+	r.settledInfo, err = r.srv.Info()
 	fmt.Fprintf(r.env.Log, "ltm: compaction settled=%v after %v; L0 %s, runs %s\n", r.settled,
 		r.settleTime.Round(time.Second), r.settledInfo["lsm_l0_ssts"], r.settledInfo["lsm_sorted_runs"])
 	return err

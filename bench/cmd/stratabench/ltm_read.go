@@ -94,7 +94,7 @@ func (r *ltmRun) measure(ctx context.Context, name string, conns int, body func(
 	fmt.Fprintf(r.env.Log, "ltm: %s, %d conns\n", name, conns)
 	label := fmt.Sprintf("%s/%d", name, conns)
 	r.rss.setPhase(label)
-	before, err := strataInfo(r.srv)
+	before, err := r.srv.Info()
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (r *ltmRun) measure(ctx context.Context, name string, conns int, body func(
 	if err := body(ctx, p); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	after, err := strataInfo(r.srv)
+	after, err := r.srv.Info()
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (r *ltmRun) waitGC(ctx context.Context) error {
 	start := time.Now()
 	sstDir := filepath.Join(r.srv.Dir, "data", blob.SSTDir)
 	for {
-		info, err := strataInfo(r.srv)
+		info, err := r.srv.Info()
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (r *ltmRun) waitGC(ctx context.Context) error {
 // measureSpace measures the bucket after the reads, the longest compaction and
 // GC have had to settle.
 func (r *ltmRun) measureSpace() error {
-	info, err := strataInfo(r.srv)
+	info, err := r.srv.Info()
 	if err != nil {
 		return err
 	}
@@ -239,28 +239,4 @@ func (r *ltmRun) latencyChart(slug, title string, gets bool) error {
 		p99.Labels, p99.Y = append(p99.Labels, label), append(p99.Y, msf(p.lat.Quantile(0.99)))
 	}
 	return r.env.Report.BarChart(slug, title+" (per command)", "ms", p50, p99)
-}
-
-// strataInfo returns the fields of INFO strata: the engine's, the
-// compactor's and the object store's. Server.Info asks for everything,
-// whose keyspace section counts every key (DBSize walks the keyspace), a
-// scan of the whole bucket at this experiment's size that would also fill
-// the block cache between phases.
-func strataInfo(s *Server) (map[string]string, error) {
-	c, err := Dial(s.Addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	v, err := c.Do("INFO", "strata")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
-		if k, val, ok := strings.Cut(line, ":"); ok {
-			out[k] = val
-		}
-	}
-	return out, nil
 }
