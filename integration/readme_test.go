@@ -222,9 +222,10 @@ var readmeRunners = map[string]readmeRunner{
 		out := filepath.Join(h.work, "stratabench")
 		h.run(t, cmd+" -out "+out)
 		for _, e := range stratabenchExperiments(t, h, "cd bench && go run ./cmd/stratabench list") {
+			// A markdown table, or (engine) scripts/bench.sh's own table.
 			b, err := os.ReadFile(filepath.Join(out, e+".md"))
-			if err != nil || !strings.Contains(string(b), "\n|---|") {
-				t.Errorf("%s: no table in %s.md (%v)", e, e, err)
+			if err != nil || !strings.Contains(string(b), "\n|---|") && !strings.Contains(string(b), "strata/pebble") {
+				t.Errorf("%s: no table in %s.md (%v):\n%s", e, e, err, b)
 			}
 		}
 	},
