@@ -5,9 +5,7 @@ import "github.com/stratakv/strata/lsm"
 // Figures returns the statistics as the figures INFO and /metrics show
 // (see lsm.Figure), in a fixed order.
 func (s Stats) Figures() []lsm.Figure {
-	c := func(name, help string, v uint64) lsm.Figure {
-		return lsm.Figure{Name: name, Help: help, Kind: lsm.Counter, Value: float64(v)}
-	}
+	c := lsm.CounterFigure
 	return []lsm.Figure{
 		c("compactions", "Compaction jobs completed.", s.Jobs),
 		c("compaction_read_bytes", "Bytes of SSTs read by compactions.", s.BytesRead),

@@ -67,12 +67,7 @@ func within(dir, path string) (bool, error) {
 
 // diskCacheFigures are the disk cache's figures for INFO and /metrics.
 func diskCacheFigures(s blob.DiskCacheStats) []lsm.Figure {
-	counter := func(name, help string, v uint64) lsm.Figure {
-		return lsm.Figure{Name: name, Help: help, Kind: lsm.Counter, Value: float64(v)}
-	}
-	gauge := func(name, help string, v int64) lsm.Figure {
-		return lsm.Figure{Name: name, Help: help, Kind: lsm.Gauge, Value: float64(v)}
-	}
+	counter, gauge := lsm.CounterFigure, lsm.GaugeFigure[int64]
 	return []lsm.Figure{
 		counter("disk_cache_hits", "Object parts read from the disk cache.", s.Hits),
 		counter("disk_cache_misses", "Object parts the disk cache fetched from the bucket.", s.Misses),
