@@ -44,15 +44,11 @@ func DriveRate(ctx context.Context, o RateOptions, cmd Command) (*RateResult, er
 	if o.Drain == 0 {
 		o.Drain = 30 * time.Second
 	}
-	conns := make([]*Conn, o.Conns)
-	for i := range conns {
-		c, err := Dial(o.Addr)
-		if err != nil {
-			return nil, err
-		}
-		conns[i] = c
-		defer c.Close()
+	conns, err := dialAll(o.Addr, o.Conns)
+	if err != nil {
+		return nil, err
 	}
+	defer closeAll(conns)
 	res := &RateResult{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

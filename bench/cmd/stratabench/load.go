@@ -118,15 +118,11 @@ func Drive(ctx context.Context, o DriveOptions, op Op) (*LoadResult, error) {
 		ctx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
 	}
-	conns := make([]*Conn, o.Conns)
-	for i := range conns {
-		c, err := Dial(o.Addr)
-		if err != nil {
-			return nil, err
-		}
-		conns[i] = c
-		defer c.Close()
+	conns, err := dialAll(o.Addr, o.Conns)
+	if err != nil {
+		return nil, err
 	}
+	defer closeAll(conns)
 	start := time.Now()
 	for w, c := range conns {
 		wg.Add(1)

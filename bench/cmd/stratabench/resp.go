@@ -27,6 +27,26 @@ func Dial(addr string) (*Conn, error) {
 	return &Conn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), w: bufio.NewWriterSize(nc, 64<<10)}, nil
 }
 
+// dialAll opens n connections to addr, or none.
+func dialAll(addr string, n int) ([]*Conn, error) {
+	conns := make([]*Conn, 0, n)
+	for range n {
+		c, err := Dial(addr)
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+func closeAll(conns []*Conn) {
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
 // Close closes the connection.
 func (c *Conn) Close() error { return c.nc.Close() }
 
