@@ -344,12 +344,14 @@ func probeWrites(ctx context.Context, addr string, timeout time.Duration) time.D
 	return -1
 }
 
-// infoFields returns INFO everything's fields, or an empty map.
+// infoFields returns INFO strata's fields (the engine, compactor and object-store
+// sections; not everything, whose keyspace section scans every key), or an
+// empty map.
 func infoFields(ctx context.Context, addr string) map[string]string {
 	rdb := crashClient(addr)
 	defer rdb.Close()
 	out := map[string]string{}
-	txt, err := rdb.Info(ctx, "everything").Result()
+	txt, err := rdb.Info(ctx, "strata").Result()
 	if err != nil {
 		return out
 	}
