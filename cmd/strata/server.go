@@ -46,7 +46,7 @@ type serverFlags struct {
 	diskCacheSize    string
 	memtableSize     string
 	memoryLimit      string
-	walFlushInterval time.Duration
+	walFlushInterval string
 	shutdownTimeout  time.Duration
 	metricsAddr      string
 }
@@ -74,7 +74,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (auto: block cache + 4 memtables + 512mb; 0: none)")
-	fs.DurationVar(&f.walFlushInterval, "wal-flush-interval", 0, "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free)")
+	fs.StringVar(&f.walFlushInterval, "wal-flush-interval", "auto", "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free; auto: 0 with appendfsync always, 1s with everysec)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
 }
@@ -231,6 +231,10 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("block-cache: %v", err)
 	}
+	walInterval, err := f.walInterval()
+	if err != nil {
+		return err
+	}
 	memtable, err := parseSize(f.memtableSize)
 	if err != nil {
 		return fmt.Errorf("memtable-size: %v", err)
@@ -283,7 +287,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
 	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable,
-		WALFlushInterval: f.walFlushInterval, Logger: logger.With("component", "lsm")})
+		WALFlushInterval: walInterval, Logger: logger.With("component", "lsm")})
 	cancelOpen()
 	if err != nil {
 		closeListeners()
@@ -397,6 +401,28 @@ func compactorInfo(c *compactor.Compactor) resp.InfoSection {
 	}
 	return resp.InfoSection{Name: "Compactor",
 		Fields: append([][2]string{{"compaction", "in-process"}}, resp.FigureFields(c.Stats().Figures())...)}
+}
+
+// walInterval is --wal-flush-interval. Its default, auto, follows
+// appendfsync as redis-server's fsync policy does: with always a reply waits
+// for its PUT, so PUTs start as soon as one can; with everysec nothing
+// waits, and one PUT a second bounds what a crash can lose to what Redis
+// everysec loses, for a second's worth of PUT cost and CPU.
+func (f *serverFlags) walInterval() (time.Duration, error) {
+	if f.walFlushInterval == "auto" {
+		if f.appendFsync == "everysec" {
+			return time.Second, nil
+		}
+		return 0, nil
+	}
+	d, err := time.ParseDuration(f.walFlushInterval)
+	if err == nil && d < 0 {
+		err = errors.New("negative")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("--wal-flush-interval %q: want a duration such as 50ms, or auto", f.walFlushInterval)
+	}
+	return d, nil
 }
 
 // parseSize parses a size as redis.conf writes them: 1024, 10k, 10kb, 5m,

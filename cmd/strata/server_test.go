@@ -33,7 +33,7 @@ func TestServerArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.port != 7001 || f.bind != "127.0.0.1 ::1" || f.appendFsync != "everysec" || f.compaction != "off" ||
-		f.walFlushInterval != 50*time.Millisecond || f.dir != "./data" {
+		f.walFlushInterval != "50ms" || f.dir != "./data" {
 		t.Errorf("parsed %+v", *f)
 	}
 	os.WriteFile(conf, []byte("port 7000\nmaxmemory 1gb\n"), 0o644)
@@ -47,5 +47,30 @@ func TestServerArgs(t *testing.T) {
 	}
 	if _, err := parseServerArgs([]string{"--port", "1", "extra"}); err == nil {
 		t.Error("a stray argument after the flags was accepted")
+	}
+}
+
+// TestWALInterval: auto PUTs at once under always and once a second under
+// everysec; an explicit duration wins over both; nonsense is refused.
+func TestWALInterval(t *testing.T) {
+	for _, c := range []struct {
+		fsync, interval string
+		want            time.Duration
+	}{
+		{"always", "auto", 0},
+		{"everysec", "auto", time.Second},
+		{"everysec", "0", 0},
+		{"always", "50ms", 50 * time.Millisecond},
+	} {
+		f := &serverFlags{appendFsync: c.fsync, walFlushInterval: c.interval}
+		if got, err := f.walInterval(); err != nil || got != c.want {
+			t.Errorf("appendfsync %s, interval %s: got %v, %v; want %v", c.fsync, c.interval, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "fast", "-1s", "10"} {
+		f := &serverFlags{appendFsync: "always", walFlushInterval: bad}
+		if _, err := f.walInterval(); err == nil {
+			t.Errorf("interval %q accepted", bad)
+		}
 	}
 }
