@@ -254,7 +254,7 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 	}
 	db.visibleSeq.Store(seq)
 	db.m.writes.Add(1)
-	if mem.size.Load() >= db.opts.MemtableSize {
+	if mem.size() >= db.opts.MemtableSize {
 		db.rotate()
 	}
 	return WriteHandle{db: db, seq: seq}, nil
@@ -293,9 +293,9 @@ func (db *DB) throttle(ctx context.Context) error {
 	for {
 		db.mu.Lock()
 		err := db.bgErr
-		unflushed := db.mem.size.Load()
+		unflushed := db.mem.size()
 		for _, m := range db.imm {
-			unflushed += m.size.Load()
+			unflushed += m.size()
 		}
 		l0 := len(db.man.L0)
 		ch := db.changed

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 
 	"github.com/stratakv/strata/lsm/sst"
@@ -12,63 +11,62 @@ import (
 
 const maxHeight = 20
 
-// skipNode is one key of the memtable: a skiplist node whose versions
-// hang off it newest first. Its key and next pointers of level 0 are set
-// before it is published; higher levels are linked afterwards, bottom-up.
-type skipNode struct {
-	key      []byte
-	versions atomic.Pointer[memVersion] // newest first; nil only in the head
-	next     []atomic.Pointer[skipNode] // one per level of the node's height
-}
-
-// memVersion is one row of a key. Immutable once published: a new version
-// is pushed in front of the chain with one atomic store.
-type memVersion struct {
-	row   sst.Row
-	older *memVersion
-}
-
 // memtable is a skiplist of keys in ascending order, each with its versions
 // by seq descending, so it yields rows as (key ascending, seq descending).
-// One writer at a time adds (REQUIRES: DB.commitMu held); any number of
-// readers traverse it without locks. A new key's node is linked bottom-up
-// with atomic stores after its own fields are set; a new version of a key
-// already present is one atomic store on its node, found through a hash
-// index: an overwrite costs no skiplist seek (the seek's comparisons, each
-// a cache miss or two, were a third of a SET's CPU).
+// Everything it holds lives in its arena (see arena), linked by offsets.
+//
+// One writer at a time adds (REQUIRES: DB.commitMu held, or the one
+// goroutine of an IndexedBatch); any number of readers traverse it without
+// locks. A record is filled before the atomic store that publishes it: a new
+// key's node is linked bottom-up after its fields are set, and a new version
+// of a key already present is one atomic store on its node, found through a
+// hash index, so an overwrite costs no skiplist seek (the seek's
+// comparisons, each a cache miss or two, were a third of a SET's CPU).
+//
+// Node record:    versions u64 (atomic, newest version) | keyLen u32 |
+//                 height u32 | next[height] u64 (atomic) | key
+// Version record: older u64 | seq u64 | expireAt u64 | valueLen u32 |
+//                 kind u32 | value
 type memtable struct {
-	head   skipNode
+	a      *arena
+	head   uint64 // node of height maxHeight, no key
 	height atomic.Int32
-	rnd    *rand.Rand // used only by the single writer
+	rnd    *rand.Rand // used only by the writer
 
-	size      atomic.Int64 // approximate bytes
 	entries   atomic.Int64 // versions
 	maxSeq    atomic.Uint64
 	clockTick atomic.Int64 // newest batch time in the memtable
 
-	// index maps each key to its node, for point reads and overwrites.
-	// Sharded, so readers rarely share a lock.
-	seed  maphash.Seed
-	index [memIndexShards]memIndexShard
+	seed    maphash.Seed
+	index   atomic.Pointer[memIndex]
+	indexed int // keys in the index; the writer's
 }
 
-const memIndexShards = 64
+const (
+	nodeVersions = 0
+	nodeKeyLen   = 8
+	nodeHeight   = 12
+	nodeNext     = 16
 
-type memIndexShard struct {
-	mu sync.RWMutex
-	m  map[string]*skipNode
-	_  [64 - 8 - 24]byte // keep shards on their own cache lines
-}
+	verOlder    = 0
+	verSeq      = 8
+	verExpireAt = 16
+	verValueLen = 24
+	verKind     = 28
+	verValue    = 32
+)
 
 func newMemtable() *memtable {
-	m := &memtable{rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), seed: maphash.MakeSeed()}
-	m.head.next = make([]atomic.Pointer[skipNode], maxHeight)
-	for i := range m.index {
-		m.index[i].m = make(map[string]*skipNode)
-	}
+	m := &memtable{a: newArena(), rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), seed: maphash.MakeSeed()}
+	m.head = m.newNode(nil, maxHeight)
+	m.a.used.Store(0) // the head is overhead, not content
 	m.height.Store(1)
+	m.index.Store(newMemIndex(16))
 	return m
 }
+
+// size is the memtable's bytes: everything its arena handed out.
+func (m *memtable) size() int64 { return m.a.used.Load() }
 
 func (m *memtable) randomHeight() int {
 	h := 1
@@ -78,24 +76,66 @@ func (m *memtable) randomHeight() int {
 	return h
 }
 
-func (m *memtable) shard(key []byte) *memIndexShard {
-	return &m.index[maphash.Bytes(m.seed, key)%memIndexShards]
+func (m *memtable) newNode(key []byte, height int) uint64 {
+	n := m.a.alloc(nodeNext + 8*height + len(key))
+	m.a.put32(n+nodeKeyLen, uint32(len(key)))
+	m.a.put32(n+nodeHeight, uint32(height))
+	copy(m.a.bytes(n+nodeNext+8*uint64(height), len(key)), key)
+	return n
 }
 
-// add inserts a row. The row's slices must not be modified afterwards.
-// REQUIRES: the caller serializes add calls.
+func (m *memtable) key(n uint64) []byte {
+	h := uint64(m.a.get32(n + nodeHeight))
+	return m.a.bytes(n+nodeNext+8*h, int(m.a.get32(n+nodeKeyLen)))
+}
+
+func (m *memtable) nextAt(n uint64, level int) uint64 {
+	return m.a.load(n + nodeNext + 8*uint64(level))
+}
+
+func (m *memtable) setNext(n uint64, level int, to uint64) {
+	m.a.store(n+nodeNext+8*uint64(level), to)
+}
+
+// newVersion copies r into a version record whose older version is older.
+func (m *memtable) newVersion(r sst.Row, older uint64) uint64 {
+	v := m.a.alloc(verValue + len(r.Value))
+	*m.a.word(v + verOlder) = older
+	*m.a.word(v + verSeq) = r.Seq
+	*m.a.word(v + verExpireAt) = uint64(r.ExpireAt)
+	m.a.put32(v+verValueLen, uint32(len(r.Value)))
+	m.a.put32(v+verKind, uint32(r.Kind))
+	copy(m.a.bytes(v+verValue, len(r.Value)), r.Value)
+	return v
+}
+
+func (m *memtable) older(v uint64) uint64 { return *m.a.word(v + verOlder) }
+func (m *memtable) seq(v uint64) uint64   { return *m.a.word(v + verSeq) }
+
+// row decodes version v of the key. Its slices point into the arena: they
+// stay valid for as long as the caller holds them, and must not be
+// modified.
+func (m *memtable) row(key []byte, v uint64) sst.Row {
+	r := sst.Row{
+		Key:      key,
+		Seq:      *m.a.word(v + verSeq),
+		ExpireAt: int64(*m.a.word(v + verExpireAt)),
+		Kind:     sst.Kind(m.a.get32(v + verKind)),
+	}
+	if n := int(m.a.get32(v + verValueLen)); n > 0 || r.Kind == sst.KindPut {
+		r.Value = m.a.bytes(v+verValue, n)
+	}
+	return r
+}
+
+// add inserts a copy of r.
 func (m *memtable) add(r sst.Row) {
-	sh := m.shard(r.Key)
-	n := sh.m[string(r.Key)] // the only writer may read without the lock
-	if n != nil {
+	h := maphash.Bytes(m.seed, r.Key)
+	if n := m.lookup(r.Key, h); n != 0 {
 		m.addVersion(n, r)
 	} else {
-		n = m.insert(r)
-		sh.mu.Lock()
-		sh.m[string(r.Key)] = n
-		sh.mu.Unlock()
+		m.indexAdd(h, m.insert(r))
 	}
-	m.size.Add(int64(len(r.Key) + len(r.Value) + 48))
 	m.entries.Add(1)
 	if r.Seq > m.maxSeq.Load() {
 		m.maxSeq.Store(r.Seq)
@@ -103,34 +143,35 @@ func (m *memtable) add(r sst.Row) {
 }
 
 // addVersion puts r among n's versions. Rows come in seq order, so r is
-// normally the newest and is pushed in front; otherwise the chain is copied
-// with r in its place, and the copy published at once.
-func (m *memtable) addVersion(n *skipNode, r sst.Row) {
-	head := n.versions.Load()
-	if r.Seq > head.row.Seq {
-		n.versions.Store(&memVersion{row: r, older: head})
+// normally the newest and is pushed in front; otherwise the newer versions
+// are copied in front of r, and the new chain published at once.
+func (m *memtable) addVersion(n uint64, r sst.Row) {
+	head := m.a.load(n + nodeVersions)
+	if r.Seq > m.seq(head) {
+		m.a.store(n+nodeVersions, m.newVersion(r, head))
 		return
 	}
-	var newer []sst.Row
+	var newer []uint64
 	v := head
-	for ; v != nil && v.row.Seq > r.Seq; v = v.older {
-		newer = append(newer, v.row)
+	for ; v != 0 && m.seq(v) > r.Seq; v = m.older(v) {
+		newer = append(newer, v)
 	}
-	chain := &memVersion{row: r, older: v}
+	chain := m.newVersion(r, v)
+	key := m.key(n)
 	for i := len(newer) - 1; i >= 0; i-- {
-		chain = &memVersion{row: newer[i], older: chain}
+		chain = m.newVersion(m.row(key, newer[i]), chain)
 	}
-	n.versions.Store(chain)
+	m.a.store(n+nodeVersions, chain)
 }
 
 // insert links a new node for r's key, whose first version is r.
-func (m *memtable) insert(r sst.Row) *skipNode {
-	var prev [maxHeight]*skipNode
-	x := &m.head
+func (m *memtable) insert(r sst.Row) uint64 {
+	var prev [maxHeight]uint64
+	x := m.head
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := x.next[level].Load()
-			if nx == nil || bytes.Compare(nx.key, r.Key) >= 0 {
+			nx := m.nextAt(x, level)
+			if nx == 0 || bytes.Compare(m.key(nx), r.Key) >= 0 {
 				break
 			}
 			x = nx
@@ -140,48 +181,45 @@ func (m *memtable) insert(r sst.Row) *skipNode {
 	h := m.randomHeight()
 	if cur := int(m.height.Load()); h > cur {
 		for level := cur; level < h; level++ {
-			prev[level] = &m.head
+			prev[level] = m.head
 		}
 		m.height.Store(int32(h))
 	}
-	n := &skipNode{key: r.Key, next: make([]atomic.Pointer[skipNode], h)}
-	n.versions.Store(&memVersion{row: r})
+	n := m.newNode(r.Key, h)
+	*m.a.word(n + nodeVersions) = m.newVersion(r, 0)
 	for level := 0; level < h; level++ {
-		n.next[level].Store(prev[level].next[level].Load())
+		*m.a.word(n + nodeNext + 8*uint64(level)) = m.nextAt(prev[level], level)
 	}
 	for level := 0; level < h; level++ {
-		prev[level].next[level].Store(n)
+		m.setNext(prev[level], level, n)
 	}
 	return n
 }
 
-// seekGE returns the first node whose key is >= key.
-func (m *memtable) seekGE(key []byte) *skipNode {
-	x := &m.head
+// seekGE returns the first node whose key is >= key, or 0.
+func (m *memtable) seekGE(key []byte) uint64 {
+	x := m.head
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := x.next[level].Load()
-			if nx == nil || bytes.Compare(nx.key, key) >= 0 {
+			nx := m.nextAt(x, level)
+			if nx == 0 || bytes.Compare(m.key(nx), key) >= 0 {
 				break
 			}
 			x = nx
 		}
 	}
-	return x.next[0].Load()
+	return m.nextAt(x, 0)
 }
 
 // get returns the newest row for key with seq <= readSeq.
 func (m *memtable) get(key []byte, readSeq uint64) (sst.Row, bool) {
-	sh := m.shard(key)
-	sh.mu.RLock()
-	n := sh.m[string(key)]
-	sh.mu.RUnlock()
-	if n == nil {
+	n := m.lookup(key, maphash.Bytes(m.seed, key))
+	if n == 0 {
 		return sst.Row{}, false
 	}
-	for v := n.versions.Load(); v != nil; v = v.older {
-		if v.row.Seq <= readSeq {
-			return v.row, true
+	for v := m.a.load(n + nodeVersions); v != 0; v = m.older(v) {
+		if m.seq(v) <= readSeq {
+			return m.row(m.key(n), v), true
 		}
 	}
 	return sst.Row{}, false
@@ -191,12 +229,69 @@ func (m *memtable) empty() bool { return m.entries.Load() == 0 }
 
 // each calls fn with every key's newest row, in key order.
 func (m *memtable) each(fn func(sst.Row) error) error {
-	for n := m.head.next[0].Load(); n != nil; n = n.next[0].Load() {
-		if err := fn(n.versions.Load().row); err != nil {
+	for n := m.nextAt(m.head, 0); n != 0; n = m.nextAt(n, 0) {
+		if err := fn(m.row(m.key(n), m.a.load(n+nodeVersions))); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// memIndex is an open-addressing hash table from key to node, for point
+// reads and overwrites. A slot holds tag<<48 | node, the tag being the
+// hash's top 16 bits, so a probe compares keys only on a likely match;
+// 0 is empty. The writer fills a slot with one atomic store, and grows the
+// table by building a new one and publishing it: a reader still on the old
+// table finds every key that was there when it loaded it, which is every
+// key its read seq can see.
+type memIndex struct {
+	slots []uint64
+	mask  uint64
+}
+
+const memIndexNode = 1<<48 - 1
+
+func newMemIndex(n int) *memIndex {
+	return &memIndex{slots: make([]uint64, n), mask: uint64(n - 1)}
+}
+
+func (m *memtable) lookup(key []byte, h uint64) uint64 {
+	t := m.index.Load()
+	tag := h >> 48
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := atomic.LoadUint64(&t.slots[i])
+		if s == 0 {
+			return 0
+		}
+		if s>>48 == tag && bytes.Equal(m.key(s&memIndexNode), key) {
+			return s & memIndexNode
+		}
+	}
+}
+
+// indexAdd adds node n, whose key hashes to h and is not in the index.
+func (m *memtable) indexAdd(h, n uint64) {
+	t := m.index.Load()
+	if 2*(m.indexed+1) > len(t.slots) {
+		grown := newMemIndex(2 * len(t.slots))
+		for _, s := range t.slots {
+			if s != 0 {
+				grown.place(maphash.Bytes(m.seed, m.key(s&memIndexNode)), s&memIndexNode)
+			}
+		}
+		m.index.Store(grown)
+		t = grown
+	}
+	t.place(h, n)
+	m.indexed++
+}
+
+func (t *memIndex) place(h, n uint64) {
+	i := h & t.mask
+	for atomic.LoadUint64(&t.slots[i]) != 0 {
+		i = (i + 1) & t.mask
+	}
+	atomic.StoreUint64(&t.slots[i], h>>48<<48|n)
 }
 
 // memIter iterates a memtable within bounds. It yields every version; the
@@ -205,8 +300,10 @@ type memIter struct {
 	m     *memtable
 	lower []byte
 	upper []byte
-	cur   *skipNode
-	ver   *memVersion
+	cur   uint64 // node, 0 when exhausted
+	ver   uint64
+	key   []byte
+	row   sst.Row
 }
 
 var _ sst.Iterator = (*memIter)(nil)
@@ -216,22 +313,28 @@ func (m *memtable) newIter(lower, upper []byte) *memIter {
 }
 
 // at positions the iterator at node n's newest version.
-func (it *memIter) at(n *skipNode) bool {
-	it.cur, it.ver = n, nil
-	if n != nil && it.upper != nil && bytes.Compare(n.key, it.upper) >= 0 {
-		it.cur = nil
+func (it *memIter) at(n uint64) bool {
+	it.cur, it.ver, it.key = n, 0, nil
+	if n != 0 {
+		it.key = it.m.key(n)
+		if it.upper != nil && bytes.Compare(it.key, it.upper) >= 0 {
+			it.cur, it.key = 0, nil
+		}
 	}
-	if it.cur != nil {
-		it.ver = it.cur.versions.Load()
+	if it.cur != 0 {
+		it.ver = it.m.a.load(n + nodeVersions)
+		it.row = it.m.row(it.key, it.ver)
+	} else {
+		it.row = sst.Row{}
 	}
-	return it.cur != nil
+	return it.cur != 0
 }
 
 func (it *memIter) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
-	return it.at(it.m.head.next[0].Load())
+	return it.at(it.m.nextAt(it.m.head, 0))
 }
 
 func (it *memIter) SeekGE(key []byte) bool {
@@ -242,17 +345,18 @@ func (it *memIter) SeekGE(key []byte) bool {
 }
 
 func (it *memIter) Next() bool {
-	if it.cur == nil {
+	if it.cur == 0 {
 		return false
 	}
-	if it.ver.older != nil {
-		it.ver = it.ver.older
+	if older := it.m.older(it.ver); older != 0 {
+		it.ver = older
+		it.row = it.m.row(it.key, older)
 		return true
 	}
-	return it.at(it.cur.next[0].Load())
+	return it.at(it.m.nextAt(it.cur, 0))
 }
 
-func (it *memIter) Valid() bool  { return it.cur != nil }
-func (it *memIter) Row() sst.Row { return it.ver.row }
+func (it *memIter) Valid() bool  { return it.cur != 0 }
+func (it *memIter) Row() sst.Row { return it.row }
 func (it *memIter) Error() error { return nil }
-func (it *memIter) Close() error { it.cur, it.ver = nil, nil; return nil }
+func (it *memIter) Close() error { it.cur, it.ver, it.key, it.row = 0, 0, nil, sst.Row{}; return nil }

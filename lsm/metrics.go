@@ -58,7 +58,7 @@ func (db *DB) Metrics() Metrics {
 		Gets:           db.m.gets.Load(),
 		Iterators:      db.m.iters.Load(),
 		BloomSkips:     db.m.bloomSkips.Load(),
-		MemtableBytes:  mem.size.Load(),
+		MemtableBytes:  mem.size(),
 		Flushes:        db.m.flushes.Load(),
 		FlushBytes:     db.m.flushBytes.Load(),
 		WriteStalls:    db.m.stalls.Load(),
@@ -77,7 +77,7 @@ func (db *DB) Metrics() Metrics {
 	m.ImmutableMemtables = len(imm)
 	m.UnflushedBytes = m.MemtableBytes
 	for _, t := range imm {
-		m.UnflushedBytes += t.size.Load()
+		m.UnflushedBytes += t.size()
 	}
 	for _, t := range man.AllSSTs() {
 		m.SSTs++
