@@ -23,13 +23,12 @@ const maxHeight = 20
 // hash index, so an overwrite costs no skiplist seek (the seek's
 // comparisons, each a cache miss or two, were a third of a SET's CPU).
 //
-// Node record:    versions u64 (atomic, newest version) | keyLen u32 |
+// The records, in arena words:
 //
-//	height u32 | next[height] u64 (atomic) | key
-//
-// Version record: older u64 | seq u64 | expireAt u64 | valueLen u32 |
-//
-//	kind u32 | value
+//	node:    versions u64 (atomic: newest version) | keyLen u32 | height u32 |
+//	         next[height] u64 (atomic) | key
+//	version: older u64 | seq u64 | expireAt u64 | valueLen u32 | kind u32 |
+//	         value
 type memtable struct {
 	a      *arena
 	head   uint64 // node of height maxHeight, no key
