@@ -38,6 +38,9 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 	}
 	defer s.lock(db, key)()
 	gen := s.gen(db)
+	if o == (SetOptions{}) {
+		return nil, false, true, s.setBlind(ctx, gen, key, val)
+	}
 	m, exists, err := s.getMeta(ctx, gen, key)
 	if err != nil {
 		return nil, false, false, err
@@ -58,6 +61,20 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 	var b lsm.Batch
 	putMeta(&b, gen, key, next, m, exists)
 	return old, hadOld, true, s.commit(ctx, &b)
+}
+
+// setBlind makes key the string val with no expiry without reading what
+// it held: a plain SET or MSET is a single put. Whatever the key was, the
+// new metadata row shadows it: an old collection's elements become
+// unreachable by version, and an old expiry-index entry no longer matches
+// the metadata, so the expirer deletes it when it comes due and the
+// compaction filter drops it, both without touching the key.
+// REQUIRES: key's stripe locked (an INCR or HSET racing it would otherwise
+// write back what it read before this write).
+func (s *Store) setBlind(ctx context.Context, gen uint32, key, val []byte) error {
+	var b lsm.Batch
+	putMeta(&b, gen, key, Meta{Type: TypeString, Payload: val}, Meta{}, false)
+	return s.commit(ctx, &b)
 }
 
 // setString replaces key's value keeping its expiry, as INCR and APPEND do.

@@ -119,9 +119,7 @@ func (s *Store) MSet(ctx context.Context, db int, pairs ...[2][]byte) error {
 	defer s.lock(db, pairKeys(pairs)...)()
 	gen := s.gen(db)
 	var b lsm.Batch
-	if err := s.putStrings(ctx, &b, gen, pairs); err != nil {
-		return err
-	}
+	s.putStrings(&b, gen, pairs)
 	return s.commit(ctx, &b)
 }
 
@@ -140,9 +138,7 @@ func (s *Store) MSetNX(ctx context.Context, db int, pairs ...[2][]byte) (bool, e
 		}
 	}
 	var b lsm.Batch
-	if err := s.putStrings(ctx, &b, gen, pairs); err != nil {
-		return false, err
-	}
+	s.putStrings(&b, gen, pairs)
 	return true, s.commit(ctx, &b)
 }
 
@@ -160,15 +156,10 @@ func pairKeys(pairs [][2][]byte) [][]byte {
 // touched, so an overwritten collection's elements become unreachable as
 // with SET. A later pair for the same key replaces an earlier one in b.
 // REQUIRES: the pairs' stripes locked.
-func (s *Store) putStrings(ctx context.Context, b *lsm.Batch, gen uint32, pairs [][2][]byte) error {
+func (s *Store) putStrings(b *lsm.Batch, gen uint32, pairs [][2][]byte) {
 	for _, p := range pairs {
-		old, exists, err := s.getMeta(ctx, gen, p[0])
-		if err != nil {
-			return err
-		}
-		putMeta(b, gen, p[0], Meta{Type: TypeString, Payload: p[1]}, old, exists)
+		putMeta(b, gen, p[0], Meta{Type: TypeString, Payload: p[1]}, Meta{}, false) // blind, as setBlind
 	}
-	return nil
 }
 
 // GetDel returns key's string value and deletes the key, as GETDEL does.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The expected values in these tests are redis-server 7.0.15's replies.
@@ -151,8 +152,10 @@ func TestMGetMSet(t *testing.T) {
 		t.Fatalf("MGET a b after MSET a 1 b 2 a 3 = %q", got)
 	}
 
-	// MSET clears a TTL (and its expiry-index row) and overwrites any type.
-	at := db.Now() + 100_000
+	// MSET clears a TTL and overwrites any type. It writes blind, so the
+	// old expiry-index row stays until it comes due; then the expirer
+	// drops the row and leaves the key alone.
+	at := db.Now() + 200
 	if _, _, _, err := s.Set(ctx, 0, []byte("c"), []byte("v"), SetOptions{ExpireAt: at}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +165,18 @@ func TestMGetMSet(t *testing.T) {
 	if et, _ := s.ExpireTime(ctx, 0, []byte("c")); et != -1 {
 		t.Fatalf("PEXPIRETIME c after MSET = %d, want -1", et)
 	}
+	for db.Now() <= at {
+		time.Sleep(10 * time.Millisecond)
+	}
+	expired := s.Expired()
+	if _, err := s.ExpireDue(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := s.Get(ctx, 0, []byte("c")); !ok || string(v) != "w" || s.Expired() != expired {
+		t.Fatalf("after the old TTL came due: GET c = %q, %v; expired %d -> %d", v, ok, expired, s.Expired())
+	}
 	if _, err := db.Get(ctx, appendExpiryKey(nil, s.gen(0), at, []byte("c"))); err == nil {
-		t.Fatal("MSET left the old expiry-index row of c")
+		t.Fatal("the expirer left the stale expiry-index row of c")
 	}
 	if typ, _ := s.TypeOf(ctx, 0, []byte("l")); typ != TypeString {
 		t.Fatalf("TYPE l after MSET = %s, want string", typ)

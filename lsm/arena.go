@@ -67,9 +67,10 @@ func (a *arena) alloc(n int) uint64 {
 	}
 	if n > a.free {
 		size := a.next
-		if a.next < arenaMaxChunk {
-			a.next *= 2
+		for size < n {
+			size *= 2 // n <= arenaMaxChunk/4, so size stays <= arenaMaxChunk
 		}
+		a.next = min(2*size, arenaMaxChunk)
 		a.cur = a.addChunk(size) << 32
 		a.free = size
 	}

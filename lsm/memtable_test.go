@@ -28,6 +28,8 @@ func TestMemtableModel(t *testing.T) {
 			r.Kind = sst.KindDelete
 		case x < 12:
 			r.Value = bytes.Repeat([]byte{byte(i)}, arenaMaxChunk/4+rnd.IntN(1000)) // a chunk of its own
+		case x < 14:
+			r.Value = bytes.Repeat([]byte{byte(i)}, rnd.IntN(arenaMaxChunk/4-100)) // up to the largest shared chunk
 		case x < 15:
 			r.Value = []byte{}
 		default:
