@@ -130,7 +130,8 @@ func (m *memtable) row(key []byte, v uint64) sst.Row {
 	return r
 }
 
-// add inserts a copy of r.
+// add inserts a copy of r. REQUIRES: no row with r's key and seq was added
+// (a batch holds a key once, and each batch has its own seq).
 func (m *memtable) add(r sst.Row) {
 	h := maphash.Bytes(m.seed, r.Key)
 	if n := m.lookup(r.Key, h); n != 0 {
@@ -149,7 +150,10 @@ func (m *memtable) add(r sst.Row) {
 // are copied in front of r, and the new chain published at once.
 func (m *memtable) addVersion(n uint64, r sst.Row) {
 	head := m.a.load(n + nodeVersions)
-	if r.Seq > m.seq(head) {
+	// A key has one row per seq, so a row at the memtable's highest seq
+	// is the key's newest: the first test spares reading the head's seq,
+	// a cache miss.
+	if r.Seq >= m.maxSeq.Load() || r.Seq > m.seq(head) {
 		m.a.store(n+nodeVersions, m.newVersion(r, head))
 		return
 	}

@@ -118,6 +118,7 @@ type Writer struct {
 
 	mu           sync.Mutex
 	pending      []sst.Row // appended, not yet taken by a flush
+	spare        []sst.Row // an emptied pending array, for the next one (see recycle)
 	pendingBytes int
 	pendingTick  int64
 	// pendingBatches counts batches in pending. rejoin* let the writers
@@ -189,6 +190,9 @@ func (w *Writer) Append(rows []sst.Row, tick int64) error {
 	}
 	for _, r := range rows {
 		w.pendingBytes += len(r.Key) + len(r.Value) + 16
+	}
+	if w.pending == nil {
+		w.pending, w.spare = w.spare, nil
 	}
 	w.pending = append(w.pending, rows...)
 	w.pendingBatches++
@@ -382,7 +386,7 @@ func (w *Writer) rejoinWaitLocked() time.Duration {
 
 // take removes up to MaxObjectBytes of whole batches from pending and
 // assigns them the next id.
-func (w *Writer) take() (rows []sst.Row, tick int64, id uint64) {
+func (w *Writer) take() (rows []sst.Row, tick int64, id uint64, whole bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, size := 0, 0
@@ -406,27 +410,45 @@ func (w *Writer) take() (rows []sst.Row, tick int64, id uint64) {
 	if len(w.pending) == 0 {
 		w.pending = nil
 		w.pendingBytes = 0
+		whole = true
 	}
 	id = w.nextID
 	w.nextID++
 	w.inflight++
-	return rows, tick, id
+	return rows, tick, id, whole
+}
+
+// recycle offers rows, a whole pending array that was taken and encoded,
+// as the next pending array. Under a long flush interval pending grows to
+// a second of writes, and regrowing it by appends was a tenth of a
+// pipelined SET's CPU. Only a whole array comes back: a partial take
+// shares its array with what is still pending.
+func (w *Writer) recycle(rows []sst.Row) {
+	clear(rows) // the rows' bytes are the batches', free to go
+	w.mu.Lock()
+	if w.spare == nil || cap(w.spare) < cap(rows) {
+		w.spare = rows[:0]
+	}
+	w.mu.Unlock()
 }
 
 // start takes pending batches and stores them as one object in the
 // background.
 func (w *Writer) start() {
-	rows, tick, id := w.take()
-	maxSeq := rows[len(rows)-1].Seq
+	rows, tick, id, whole := w.take()
+	maxSeq, batches := rows[len(rows)-1].Seq, countBatches(rows)
 	go func() {
 		start := time.Now()
 		data, err := encodeBatches(rows, tick, w.opts.Epoch, w.opts.Compression)
+		if whole {
+			w.recycle(rows)
+		}
 		if err != nil {
 			err = fmt.Errorf("wal: encode object %d: %w", id, err)
 		} else {
 			err = w.put(id, data)
 		}
-		w.finish(id, putResult{maxSeq: maxSeq, batches: countBatches(rows), bytes: len(data), took: time.Since(start), err: err})
+		w.finish(id, putResult{maxSeq: maxSeq, batches: batches, bytes: len(data), took: time.Since(start), err: err})
 	}()
 }
 
