@@ -73,6 +73,7 @@ type client struct {
 	// Durability of the current pipeline: the offset in out of the first
 	// reply to a write, and how many replies follow from there.
 	wrote     bool
+	writeBy   time.Time // the write deadline set; guarded by wmu
 	writeMark int
 	afterMark int
 }
@@ -161,7 +162,7 @@ func (c *client) flushLocked() error {
 	if len(c.out) == 0 {
 		return nil
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.armWrite()
 	_, err := c.nc.Write(c.out)
 	c.s.stats.netOut.Add(uint64(len(c.out)))
 	if cap(c.out) > 1<<20 {
@@ -170,6 +171,19 @@ func (c *client) flushLocked() error {
 		c.out = c.out[:0]
 	}
 	return err
+}
+
+// armWrite makes sure the next write has at least writeTimeout/2 before
+// its deadline. Setting a deadline updates a runtime timer, so it is reset
+// only once half of it has passed, not before every reply.
+// REQUIRES: c.wmu held.
+func (c *client) armWrite() {
+	now := time.Now()
+	if now.Add(writeTimeout / 2).Before(c.writeBy) {
+		return
+	}
+	c.writeBy = now.Add(writeTimeout)
+	c.nc.SetWriteDeadline(c.writeBy)
 }
 
 // ctxForDurable is the context of durability waits: not canceled by
@@ -217,7 +231,7 @@ func (c *client) writePendingLocked() {
 	if len(msg) == 0 || c.killed.Load() {
 		return
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.armWrite()
 	if _, err := c.nc.Write(msg); err != nil {
 		c.kill()
 	}
