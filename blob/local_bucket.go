@@ -2,8 +2,6 @@ package blob
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +59,8 @@ type LocalBucket struct {
 
 	// files keeps read handles open for ReadRange.
 	files fileCache
+
+	aids *localAids // temp files and directory handles (local_temps.go)
 }
 
 var _ objstore.Bucket = (*LocalBucket)(nil)
@@ -75,7 +75,9 @@ func NewLocalBucket(dir string) (*LocalBucket, error) {
 	if err := mkdirAllDurable(root); err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
 	}
-	b := &LocalBucket{root: root, tmpDir: filepath.Join(root, tmpDirName), syncDir: syncDir}
+	b := &LocalBucket{root: root, tmpDir: filepath.Join(root, tmpDirName)}
+	b.aids = newLocalAids(b.tmpDir)
+	b.syncDir = b.aids.syncDir
 	if err := mkdirAllDurable(b.tmpDir); err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
 	}
@@ -111,8 +113,13 @@ func (b *LocalBucket) Provider() objstore.ObjProvider { return objstore.FILESYST
 // Name implements objstore.Bucket.
 func (b *LocalBucket) Name() string { return "local:" + b.root }
 
-// Close implements objstore.Bucket. A LocalBucket holds no resources.
-func (b *LocalBucket) Close() error { return nil }
+// Close implements objstore.Bucket. It removes the spare temp files and
+// closes the directory handles; the bucket still works afterwards, without
+// them.
+func (b *LocalBucket) Close() error {
+	b.aids.close()
+	return nil
+}
 
 // SupportedObjectUploadOptions implements objstore.Bucket.
 func (b *LocalBucket) SupportedObjectUploadOptions() []objstore.ObjectUploadOptionType {
@@ -184,7 +191,7 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	if err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
-	defer os.Remove(tmp) // a no-op after a successful rename
+	defer b.aids.retire(tmp) // a no-op after a successful rename
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -212,27 +219,22 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 // writeTemp copies r into a new, fsynced temp file and returns its path.
 // On error it leaves no file behind.
 func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", err
-	}
-	path := filepath.Join(b.tmpDir, fmt.Sprintf("upload-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	t, err := b.aids.take()
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(f, ctxReader{ctx, r})
+	_, err = io.Copy(t.f, ctxReader{ctx, r})
 	if err == nil {
-		err = f.Sync()
+		err = t.f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
+		os.Remove(t.path)
 		return "", err
 	}
-	return path, nil
+	return t.path, nil
 }
 
 // ctxReader stops a long copy when its context is done.

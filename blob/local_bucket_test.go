@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,7 +67,9 @@ func TestLocalBucketLayoutAndTempFiles(t *testing.T) {
 	if err != nil || string(got) != "m1" {
 		t.Fatalf("object on disk = %q, %v", got, err)
 	}
-	// Neither successful nor refused uploads leave temp files.
+	// Neither successful nor refused uploads leave temp files once the
+	// bucket is closed (it keeps spares until then, and works after).
+	b.Close()
 	if tmps, _ := os.ReadDir(filepath.Join(dir, tmpDirName)); len(tmps) != 0 {
 		t.Fatalf("temp files left: %v", tmps)
 	}
@@ -89,6 +92,7 @@ func TestLocalBucketLayoutAndTempFiles(t *testing.T) {
 	if ok, _ := b.Exists(context.Background(), "broken"); ok {
 		t.Fatal("a failed upload published its object")
 	}
+	b.Close()
 	if tmps, _ := os.ReadDir(filepath.Join(dir, tmpDirName)); len(tmps) != 0 {
 		t.Fatalf("temp files left after a failed upload: %v", tmps)
 	}
@@ -222,6 +226,7 @@ func TestLocalBucketMultiProcessCreateIfAbsent(t *testing.T) {
 		}
 	}
 	reads := stopReader()
+	b.Close()
 	checkRaceResults(t, b, ctl)
 	t.Logf("%d whole-object reads during the race", reads)
 }
@@ -319,6 +324,7 @@ func runRaceChild(t *testing.T, root, ctl, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close() // removes its spare temp files
 	if err := os.WriteFile(filepath.Join(ctl, "ready-"+id), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -455,5 +461,81 @@ func BenchmarkLocalUploadIfNotExists(b *testing.B) {
 		if err := bkt.Upload(context.Background(), fmt.Sprintf("wal/%020d.wal", i), bytes.NewReader(data), objstore.WithIfNotExists()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLocalBucketSpareTemps: uploads write into temp files made ahead of
+// them and leave their names to the background, yet every object is whole,
+// a spare too old to trust is not used, and Close leaves nothing in .tmp.
+func TestLocalBucketSpareTemps(t *testing.T) {
+	dir := t.TempDir()
+	b, err := NewLocalBucket(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmps := func() []string {
+		b.aids.mu.Lock()
+		for b.aids.running {
+			b.aids.idle.Wait()
+		}
+		b.aids.mu.Unlock()
+		entries, _ := os.ReadDir(filepath.Join(dir, tmpDirName))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				name := fmt.Sprintf("wal/%d-%d", g, i)
+				if err := b.Upload(context.Background(), name, strings.NewReader(name), objstore.WithIfNotExists()); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range 4 {
+		for i := range 10 {
+			if name := fmt.Sprintf("wal/%d-%d", g, i); mustGet(t, b, name) != name {
+				t.Fatalf("%s is not whole", name)
+			}
+		}
+	}
+	spares := tmps()
+	if len(spares) != spareTemps {
+		t.Fatalf(".tmp holds %v, want %d spares and no finished upload's name", spares, spareTemps)
+	}
+
+	b.aids.mu.Lock()
+	for i := range b.aids.spares {
+		b.aids.spares[i].made = time.Now().Add(-spareMaxAge)
+	}
+	b.aids.mu.Unlock()
+	fresh, err := b.aids.take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.f.Close()
+	b.aids.retire(fresh.path)
+	left := tmps()
+	for _, old := range spares {
+		if filepath.Base(fresh.path) == old || slices.Contains(left, old) {
+			t.Fatalf("stale spare %s was handed out (%s) or left in .tmp %v", old, fresh.path, left)
+		}
+	}
+
+	b.Close()
+	if left := tmps(); len(left) != 0 {
+		t.Fatalf("Close left %v in .tmp", left)
+	}
+	mustUpload(t, b, "after-close", "y")
+	if got := mustGet(t, b, "after-close"); got != "y" || len(tmps()) != 0 {
+		t.Fatalf("upload after Close: %q, .tmp %v", got, tmps())
 	}
 }
