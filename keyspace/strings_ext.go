@@ -3,6 +3,7 @@ package keyspace
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/stratakv/strata/lsm"
 )
@@ -94,15 +95,40 @@ func (s *Store) MGet(ctx context.Context, db int, keys ...[]byte) ([][]byte, err
 	if err := checkDB(db); err != nil {
 		return nil, err
 	}
-	defer s.lock(db, keys...)()
 	gen := s.gen(db)
 	out := make([][]byte, len(keys))
-	for i, k := range keys {
-		m, ok, err := s.getMeta(ctx, gen, k)
-		if err != nil {
-			return nil, err
+	if s.tx != nil {
+		for i, k := range keys {
+			m, ok, err := s.getMeta(ctx, gen, k)
+			if err != nil {
+				return nil, err
+			}
+			if ok && m.Type == TypeString {
+				out[i] = m.Payload
+			}
 		}
-		if ok && m.Type == TypeString {
+		return out, nil
+	}
+	// One snapshot of the engine, not the keys' locks: a batch is seen
+	// whole or not at all, and writers to these keys do not wait on the
+	// reads (which may go to the bucket).
+	mks := make([][]byte, len(keys))
+	for i, k := range keys {
+		mks[i] = appendMetaKey(nil, gen, k)
+	}
+	vals, err := s.db.GetMulti(ctx, mks)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		m, err := decodeMeta(v)
+		if err != nil {
+			return nil, fmt.Errorf("keyspace: key %q: %w", keys[i], err)
+		}
+		if m.Type == TypeString {
 			out[i] = m.Payload
 		}
 	}
