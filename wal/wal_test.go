@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,29 @@ func TestWriteReplay(t *testing.T) {
 			t.Fatalf("row %d has seq %d, want %d: replay out of order", i, r.Seq, want)
 		}
 	}
+}
+
+// TestFlushIntervalDoesNotBoundThroughput: with a long flush interval, a
+// backlog of many objects' worth is stored at once, not one object per
+// interval (which would take 32 s here).
+func TestFlushIntervalDoesNotBoundThroughput(t *testing.T) {
+	ctx := context.Background()
+	w := NewWriter(blob.NewMemBucket(), 1, 0, nil, Options{FlushInterval: time.Second, MaxObjectBytes: 64 << 10})
+	defer w.Close()
+	value := strings.Repeat("v", 1000)
+	const batches = 2048 // 2 MB: 32 objects of 64 KB
+	for s := uint64(1); s <= batches; s++ {
+		if err := w.Append([]sst.Row{{Key: fmt.Appendf(nil, "k%d", s), Seq: s, Kind: sst.KindPut, Value: []byte(value)}}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.WaitDurable(wctx, batches); err != nil {
+		t.Fatalf("2 MB not durable %v after appending, in objects of 64 KB with a 1 s interval: %v", time.Since(start), err)
+	}
+	t.Logf("durable after %v, %d objects", time.Since(start), w.Stats().Objects)
 }
 
 // TestFlushIntervalBoundsPuts writes at a steady rate with a 50ms flush

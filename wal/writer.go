@@ -355,14 +355,38 @@ func (w *Writer) loop() {
 			continue
 		}
 		if wait := w.opts.FlushInterval - time.Since(lastStart); wait > 0 && !lastStart.IsZero() {
-			select {
-			case <-time.After(wait):
-			case <-w.abandon:
+			if !w.waitInterval(wait) {
 				return
 			}
 		}
 		lastStart = time.Now()
 		w.start()
+	}
+}
+
+// waitInterval waits out the rest of the flush interval, d, unless a whole
+// object's worth (MaxObjectBytes) is pending or the writer is closing. The
+// interval bounds how often small objects are PUT; it must not bound the
+// write rate to MaxObjectBytes per interval, which under everysec's 1 s
+// held a 30 MB/s load to 8 MB/s. It returns false if the writer is
+// abandoned.
+func (w *Writer) waitInterval(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		w.mu.Lock()
+		enough := w.pendingBytes >= w.opts.MaxObjectBytes || w.closing
+		w.mu.Unlock()
+		if enough {
+			return true
+		}
+		select {
+		case <-t.C:
+			return true
+		case <-w.kick: // an Append: look at pending again
+		case <-w.abandon:
+			return false
+		}
 	}
 }
 
