@@ -73,7 +73,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.diskCache, "disk-cache", "", "directory of a local disk cache of SST parts, kept across restarts (empty: off)")
 	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (auto: block cache + 4 memtables + 512mb; 0: none)")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (auto: block cache + 4 memtables + 384mb; 0: none)")
 	fs.StringVar(&f.walFlushInterval, "wal-flush-interval", "auto", "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free; auto: 0 with appendfsync always, 1s with everysec)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
@@ -189,9 +189,10 @@ const defaultGCPercent = 200
 // heap may grow to three times what is live before a collection, and the
 // live heap is mostly the block cache and memtables: a 5 GB load peaked at
 // 2.7 GB of RSS for 470 MB live. A limit of what the server means to hold
-// (block cache, up to 4 memtables in memory, 512 MiB for everything else)
-// makes the collector run before the heap passes it (the same load peaked
-// at 969 MB under 900 MiB) and costs nothing while the heap is below it.
+// (block cache, up to 4 memtables in memory, 384 MiB for everything else:
+// 896 MiB by default) makes the collector run before the heap passes it and
+// costs nothing while the heap is below it. With 512 MiB of slack the same
+// load peaked at 1059 MB of RSS, over the 1 GB the server is meant to fit.
 // GOMEMLIMIT in the environment wins, as the runtime's own setting.
 func setMemoryLimit(spec string, cacheBytes, memtable int64, logger *slog.Logger) error {
 	if os.Getenv("GOMEMLIMIT") != "" {
@@ -200,7 +201,7 @@ func setMemoryLimit(spec string, cacheBytes, memtable int64, logger *slog.Logger
 	var limit int64
 	switch spec {
 	case "auto":
-		limit = cacheBytes + 4*memtable + 512<<20
+		limit = cacheBytes + 4*memtable + 384<<20
 	default:
 		n, err := parseSize(spec)
 		if err != nil {
