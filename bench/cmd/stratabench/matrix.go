@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,40 +45,96 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 	clients := fs.Int("clients", 50, "redis-benchmark -c")
 	tests := fs.String("tests", "set,get,incr,lpush,lpop,sadd,hset,zadd,lrange_100,mset", "redis-benchmark -t")
 	pipelines := fs.String("pipelines", "1,16", "redis-benchmark -P values")
+	rounds := fs.Int("rounds", 3, "rounds, each running every server; the tables show medians (-short: 1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if env.Short && !flagSet(fs, "n") {
 		*n = 10000
 	}
+	if env.Short && !flagSet(fs, "rounds") {
+		*rounds = 1
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: want at least 1", *rounds)
+	}
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		return fmt.Errorf("redis-benchmark not found (apt-get install redis-tools): %w", err)
 	}
+	// runs[server][pipeline][test]: one row per round. The servers take
+	// turns within each round, so drift in the machine's load over the
+	// minutes of a run falls on all four alike.
+	runs := map[string]map[string]map[string][]benchRow{}
+	var order []string // tests in redis-benchmark's order
+	for round := 1; round <= *rounds; round++ {
+		for _, s := range matrixServers {
+			srv, err := s.start(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			if runs[s.name] == nil {
+				runs[s.name] = map[string]map[string][]benchRow{}
+			}
+			for _, p := range strings.Split(*pipelines, ",") {
+				fmt.Fprintf(env.Log, "matrix: round %d/%d: %s -P %s\n", round, *rounds, s.name, p)
+				rows, names, err := redisBenchmark(ctx, srv.Addr, *clients, *n, p, *tests)
+				if err != nil {
+					srv.Stop()
+					return fmt.Errorf("%s -P %s: %w", s.name, p, err)
+				}
+				if runs[s.name][p] == nil {
+					runs[s.name][p] = map[string][]benchRow{}
+				}
+				for name, r := range rows {
+					runs[s.name][p][name] = append(runs[s.name][p][name], r)
+				}
+				if len(names) > len(order) {
+					order = names
+				}
+			}
+			srv.Stop()
+		}
+	}
 	// results[server][pipeline][test]
 	results := map[string]map[string]map[string]benchRow{}
-	var order []string // tests in redis-benchmark's order
-	for _, s := range matrixServers {
-		srv, err := s.start(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		results[s.name] = map[string]map[string]benchRow{}
-		for _, p := range strings.Split(*pipelines, ",") {
-			fmt.Fprintf(env.Log, "matrix: %s -P %s\n", s.name, p)
-			rows, names, err := redisBenchmark(ctx, srv.Addr, *clients, *n, p, *tests)
-			if err != nil {
-				srv.Stop()
-				return fmt.Errorf("%s -P %s: %w", s.name, p, err)
-			}
-			results[s.name][p] = rows
-			if len(names) > len(order) {
-				order = names
+	for srv, byP := range runs {
+		results[srv] = map[string]map[string]benchRow{}
+		for p, byTest := range byP {
+			results[srv][p] = map[string]benchRow{}
+			for name, rs := range byTest {
+				results[srv][p][name] = medianRow(rs)
 			}
 		}
-		srv.Stop()
 	}
-	matrixTables(env, results, order, strings.Split(*pipelines, ","), *clients, *n)
+	matrixTables(env, results, order, strings.Split(*pipelines, ","), *clients, *n, *rounds)
 	return nil
+}
+
+func roundsNote(rounds int) string {
+	if rounds == 1 {
+		return "one run"
+	}
+	return fmt.Sprintf("the median of %d rounds, the four servers taking turns in each", rounds)
+}
+
+// medianRow is the median of each figure of rs, taken separately.
+func medianRow(rs []benchRow) benchRow {
+	med := func(f func(benchRow) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return benchRow{
+		rps: med(func(r benchRow) float64 { return r.rps }),
+		p50: med(func(r benchRow) float64 { return r.p50 }),
+		p99: med(func(r benchRow) float64 { return r.p99 }),
+	}
 }
 
 // flagSet reports whether name was given on the command line.
@@ -125,7 +182,7 @@ func redisBenchmark(ctx context.Context, addr string, clients, n int, pipeline, 
 	return rows, names, nil
 }
 
-func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests, pipelines []string, clients, n int) {
+func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests, pipelines []string, clients, n, rounds int) {
 	ratio := func(a, b float64) string {
 		if b == 0 {
 			return "-"
@@ -136,8 +193,9 @@ func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests
 		Title: "redis-benchmark requests/s, strata against redis-server of the same durability",
 		Columns: []string{"test", "P", "redis always", "strata durable", "durable/always",
 			"redis everysec", "strata async", "async/everysec"},
-		Note: fmt.Sprintf("%d clients, %d requests per test, -r 100000, one machine, one run; redis-server 7 with "+
-			"appendonly yes. Aims (issue 8): async within 0.8x of everysec for GET/SET, durable at or above always.", clients, n),
+		Note: fmt.Sprintf("%d clients, %d requests per test, -r 100000, one machine; %s; redis-server 7 with "+
+			"appendonly yes. Aims (issue 8): async within 0.8x of everysec for GET/SET, durable at or above always.",
+			clients, n, roundsNote(rounds)),
 	}
 	lat := &Table{
 		Title:   "redis-benchmark latency p50 / p99 (ms)",

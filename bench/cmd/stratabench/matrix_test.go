@@ -17,7 +17,7 @@ func TestMatrixShort(t *testing.T) {
 	}
 	dir := t.TempDir()
 	env := &Env{Out: dir, Short: true, Log: io.Discard, Report: newReport("matrix", "test")}
-	if err := runMatrix(context.Background(), env, []string{"-n", "2000", "-tests", "set,get"}); err != nil {
+	if err := runMatrix(context.Background(), env, []string{"-n", "2000", "-tests", "set,get", "-rounds", "2"}); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
@@ -37,5 +37,20 @@ func TestMatrixShort(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "matrix-ratios.png")); err != nil {
 		t.Error(err)
+	}
+	if !strings.Contains(out.String(), "the median of 2 rounds") {
+		t.Errorf("the note does not say the figures are medians of 2 rounds:\n%s", out.String())
+	}
+}
+
+// TestMedianRow: each figure's median is taken on its own.
+func TestMedianRow(t *testing.T) {
+	odd := medianRow([]benchRow{{rps: 3, p50: 9, p99: 1}, {rps: 1, p50: 8, p99: 7}, {rps: 2, p50: 7, p99: 4}})
+	if odd != (benchRow{rps: 2, p50: 8, p99: 4}) {
+		t.Errorf("median of 3 = %+v", odd)
+	}
+	even := medianRow([]benchRow{{rps: 4, p50: 1, p99: 2}, {rps: 2, p50: 3, p99: 6}})
+	if even != (benchRow{rps: 3, p50: 2, p99: 4}) {
+		t.Errorf("median of 2 = %+v", even)
 	}
 }
