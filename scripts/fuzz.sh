@@ -23,7 +23,18 @@ for pkg in $(go list ./...); do
   grep -qs '^func Fuzz' "$dir"/*_test.go || continue
   for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     start=$SECONDS
-    if out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${secs}s" "$pkg" 2>&1)"; then
+    ok=0
+    out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${secs}s" "$pkg" 2>&1)" && ok=1
+    # Go 1.26's fuzz coordinator can report a bare "context deadline
+    # exceeded" when -fuzztime ends while a worker is mid-call on a loaded
+    # machine (golang/go#75804, fixed in 1.27): no input failed and none is
+    # written. Such a run is retried once; any real finding writes its
+    # input and fails at once.
+    if [ "$ok" -eq 0 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+      printf 'note %-28s %s: fuzz coordinator deadline race, retrying once\n' "$target" "${pkg#github.com/stratakv/strata/}"
+      out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${secs}s" "$pkg" 2>&1)" && ok=1
+    fi
+    if [ "$ok" -eq 1 ]; then
       printf 'ok   %-28s %s (%ds)\n' "$target" "${pkg#github.com/stratakv/strata/}" $((SECONDS - start))
       passed=$((passed + 1))
     else
