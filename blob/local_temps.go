@@ -143,33 +143,24 @@ func (a *localAids) work() {
 	a.mu.Unlock()
 }
 
-// syncDir fsyncs dir through a handle kept open for it.
+// syncDir fsyncs dir through a handle kept open for it. A bucket has a
+// handful of directories, so opening one under the lock is rare.
 func (a *localAids) syncDir(dir string) error {
 	a.mu.Lock()
-	d, ok := a.dirs[dir]
-	closed := a.closed
-	a.mu.Unlock()
-	if closed {
+	if a.closed {
+		a.mu.Unlock()
 		return syncDir(dir)
 	}
+	d, ok := a.dirs[dir]
 	if !ok {
 		var err error
 		if d, err = os.Open(dir); err != nil {
+			a.mu.Unlock()
 			return err
 		}
-		a.mu.Lock()
-		if prev, ok := a.dirs[dir]; ok || a.closed {
-			a.mu.Unlock()
-			d.Close()
-			if !ok {
-				return syncDir(dir)
-			}
-			d = prev
-		} else {
-			a.dirs[dir] = d
-			a.mu.Unlock()
-		}
+		a.dirs[dir] = d
 	}
+	a.mu.Unlock()
 	// Close, the only one to close a handle, does so once no upload is in
 	// flight; an upload racing Close is the caller's error, as with any
 	// bucket.

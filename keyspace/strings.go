@@ -73,7 +73,7 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 // write back what it read before this write).
 func (s *Store) setBlind(ctx context.Context, gen uint32, key, val []byte) error {
 	var b lsm.Batch
-	putMeta(&b, gen, key, Meta{Type: TypeString, Payload: val}, Meta{}, false)
+	s.putStrings(&b, gen, [][2][]byte{{key, val}})
 	return s.commit(ctx, &b)
 }
 

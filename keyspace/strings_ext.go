@@ -184,7 +184,7 @@ func pairKeys(pairs [][2][]byte) [][]byte {
 // REQUIRES: the pairs' stripes locked.
 func (s *Store) putStrings(b *lsm.Batch, gen uint32, pairs [][2][]byte) {
 	for _, p := range pairs {
-		putMeta(b, gen, p[0], Meta{Type: TypeString, Payload: p[1]}, Meta{}, false) // blind, as setBlind
+		putMeta(b, gen, p[0], Meta{Type: TypeString, Payload: p[1]}, Meta{}, false) // blind: see setBlind
 	}
 }
 

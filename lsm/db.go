@@ -348,19 +348,30 @@ func (db *DB) getRow(ctx context.Context, key []byte) (sst.Row, bool, error) {
 	rs := db.state.Load()
 	now := db.clock.Now()
 	db.m.gets.Add(1)
-	live := func(r sst.Row) bool {
-		return r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > now)
+	if r, ok := rs.memGet(key, seq); ok {
+		return r, live(r, now), nil
 	}
+	r, ok, err := db.tables.lookup(ctx, rs.man, key, &db.m.bloomSkips)
+	return r, ok && live(r, now), err
+}
+
+// memGet returns key's newest row at or below seq in the memtables, newest
+// memtable first, of any kind.
+func (rs *readState) memGet(key []byte, seq uint64) (sst.Row, bool) {
 	if r, ok := rs.mem.get(key, seq); ok {
-		return r, live(r), nil
+		return r, true
 	}
 	for _, m := range rs.imm {
 		if r, ok := m.get(key, seq); ok {
-			return r, live(r), nil
+			return r, true
 		}
 	}
-	r, ok, err := db.tables.lookup(ctx, rs.man, key, &db.m.bloomSkips)
-	return r, ok && live(r), err
+	return sst.Row{}, false
+}
+
+// live reports whether r is a value readers see at clock time now.
+func live(r sst.Row, now int64) bool {
+	return r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > now)
 }
 
 // lookup returns the newest row of key in the SSTs of man, of any kind:

@@ -29,7 +29,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	db.m.gets.Add(uint64(len(keys)))
 	out := make([][]byte, len(keys))
 	set := func(i int, r sst.Row) {
-		if r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > now) {
+		if live(r, now) {
 			out[i] = bytes.Clone(r.Value)
 			if out[i] == nil {
 				out[i] = []byte{}
@@ -38,11 +38,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	}
 	var rest []int // keys the memtables do not have
 	for i, k := range keys {
-		r, ok := rs.mem.get(k, seq)
-		for j := 0; !ok && j < len(rs.imm); j++ {
-			r, ok = rs.imm[j].get(k, seq)
-		}
-		if ok {
+		if r, ok := rs.memGet(k, seq); ok {
 			set(i, r)
 		} else {
 			rest = append(rest, i)

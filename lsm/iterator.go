@@ -121,7 +121,7 @@ func (it *Iterator) settle(ok bool) bool {
 			continue
 		}
 		it.key = append(it.key[:0], r.Key...)
-		if r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > it.now) {
+		if live(r, it.now) {
 			it.row = r
 			it.row.Key = it.key
 			it.valid = true
