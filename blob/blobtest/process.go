@@ -112,8 +112,12 @@ func (p *process) waitReady() error {
 	client := &http.Client{Timeout: time.Second}
 	defer client.CloseIdleConnections()
 	// ready, not live: a live MinIO may still answer requests with "Server
-	// not initialized yet" while it loads its storage after a restart.
+	// not initialized yet" while it loads its storage after a restart. Even
+	// ready has been seen to answer 200 a moment before the S3 API stops
+	// answering 503 (XMinioServerNotInitialized), so an anonymous S3
+	// request must get something else (403) too.
 	url := "http://" + p.addr + "/minio/health/ready"
+	s3 := "http://" + p.addr + "/"
 	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -124,7 +128,12 @@ func (p *process) waitReady() error {
 		if resp, err := client.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				if resp, err := client.Get(s3); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusServiceUnavailable {
+						return nil
+					}
+				}
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
