@@ -101,6 +101,7 @@ func runCompaction(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { bkt.Close() }) // its spare temp files, before the directory goes
 	logs := &compactionLog{b: b}
 	db, err := lsm.Open(ctx, bkt, lsm.Options{MemtableSize: *flagCompactionMemtable, Logger: slog.New(logs.handler("engine"))})
 	if err != nil {

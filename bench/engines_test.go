@@ -96,7 +96,8 @@ func makeValue(i uint64, n int) []byte {
 }
 
 type strataEngine struct {
-	db *lsm.DB
+	db  *lsm.DB
+	bkt *blob.LocalBucket
 }
 
 func openStrata(ctx context.Context, dir string, opts lsm.Options) (*strataEngine, error) {
@@ -106,9 +107,10 @@ func openStrata(ctx context.Context, dir string, opts lsm.Options) (*strataEngin
 	}
 	db, err := lsm.Open(ctx, bkt, opts)
 	if err != nil {
+		bkt.Close()
 		return nil, err
 	}
-	return &strataEngine{db: db}, nil
+	return &strataEngine{db: db, bkt: bkt}, nil
 }
 
 func (e *strataEngine) putDurable(ctx context.Context, key, value []byte) error {
@@ -170,7 +172,13 @@ func (e *strataEngine) objectReads() uint64 {
 	return c.Get + c.GetRange
 }
 
-func (e *strataEngine) close() error { return e.db.Close() }
+// close closes the engine, then the bucket (which removes its spare temp
+// files).
+func (e *strataEngine) close() error {
+	err := e.db.Close()
+	e.bkt.Close()
+	return err
+}
 
 type pebbleEngine struct {
 	db *pebble.DB

@@ -111,6 +111,7 @@ func BenchmarkLocalBucketPut(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { bkt.Close() }) // its spare temp files, before the directory goes
 	body := makeValue(0, 256)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -159,6 +160,7 @@ func runRecovery(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { bkt.Close() }) // its spare temp files, before the directory goes
 	walBytes, walObjects, err := unflushedWAL(ctx, bkt)
 	if err != nil {
 		b.Fatal(err)
