@@ -45,6 +45,7 @@ func newLocal(t *testing.T) *LocalBucket {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	return b
 }
 

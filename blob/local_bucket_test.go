@@ -26,6 +26,7 @@ func TestLocalBucketRejectsEscapingNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	ctx := context.Background()
 	for _, name := range []string{"", "/abs", "../x", "a/../../x", "a/./b", "a//b", "a/", ".tmp/x", ".tmp", "..", "a\x00b"} {
 		err := b.Upload(ctx, name, strings.NewReader("x"))
@@ -58,6 +59,7 @@ func TestLocalBucketLayoutAndTempFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	mustUpload(t, b, ManifestName(1), "m1", objstore.WithIfNotExists())
 	mustUpload(t, b, "plain", "p")
 	if err := b.Upload(context.Background(), ManifestName(1), strings.NewReader("m1'"), objstore.WithIfNotExists()); !b.IsConditionNotMetErr(err) {
@@ -104,8 +106,10 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestLocalBucketRemovesOnlyStaleTempFiles(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := NewLocalBucket(dir); err != nil {
+	if b, err := NewLocalBucket(dir); err != nil {
 		t.Fatal(err)
+	} else {
+		b.Close()
 	}
 	stale := filepath.Join(dir, tmpDirName, "upload-1-stale")
 	fresh := filepath.Join(dir, tmpDirName, "upload-2-fresh")
@@ -118,8 +122,10 @@ func TestLocalBucketRemovesOnlyStaleTempFiles(t *testing.T) {
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewLocalBucket(dir); err != nil {
+	if b, err := NewLocalBucket(dir); err != nil {
 		t.Fatal(err)
+	} else {
+		b.Close()
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stale temp file survived open: %v", err)
@@ -216,6 +222,7 @@ func TestLocalBucketMultiProcessCreateIfAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	stopReader := watchRaceObject(t, b)
 	if err := os.WriteFile(filepath.Join(ctl, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -324,6 +331,7 @@ func runRaceChild(t *testing.T, root, ctl, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	defer b.Close() // removes its spare temp files
 	if err := os.WriteFile(filepath.Join(ctl, "ready-"+id), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -408,6 +416,7 @@ func TestLocalReadRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	put := func(s string) {
 		t.Helper()
 		if err := b.Upload(ctx, "sst/a.sst", strings.NewReader(s)); err != nil {
@@ -454,6 +463,7 @@ func BenchmarkLocalUploadIfNotExists(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { bkt.Close() })
 	data := bytes.Repeat([]byte("x"), 4096)
 	i := 0
 	for b.Loop() {
@@ -473,6 +483,7 @@ func TestLocalBucketSpareTemps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { b.Close() })
 	tmps := func() []string {
 		b.aids.mu.Lock()
 		for b.aids.running {

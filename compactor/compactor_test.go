@@ -108,6 +108,7 @@ func TestModelWithCompactor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { b.Close() })
 			return b
 		}},
 	} {
@@ -141,6 +142,7 @@ func TestCompactorChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	c, err := compactor.Open(ctx, bkt, testOptions())
@@ -164,6 +166,7 @@ func TestModelWithCompactorProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	var cmd *exec.Cmd
 	var out syncBuffer
 	lsmtest.Run(t, bkt, lsmtest.Config{

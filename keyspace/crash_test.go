@@ -28,6 +28,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	db, err := lsm.Open(ctx, bkt, lsm.Options{MemtableSize: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +140,7 @@ func checkCounts(t *testing.T, dir string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	db, err := lsm.Open(ctx, bkt, lsm.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	ctx := context.Background()
 	db, err := Open(ctx, bkt, Options{MemtableSize: 256 << 10})
 	if err != nil {
@@ -129,6 +130,7 @@ func checkCrashState(t *testing.T, dir string, acked []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	ctx := context.Background()
 	db, err := Open(ctx, bkt, Options{})
 	if err != nil {

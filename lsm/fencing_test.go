@@ -105,6 +105,7 @@ func TestFencingLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	testFencing(t, bkt)
 }
 
@@ -114,6 +115,7 @@ func TestGroupCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	ctx := context.Background()
 	db, err := lsm.Open(ctx, bkt, lsm.Options{})
 	if err != nil {

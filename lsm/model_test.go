@@ -16,6 +16,7 @@ func TestModelLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	lsmtest.Run(t, bkt, lsmtest.Config{Ops: min(lsmtest.Ops(), 2500)})
 }
 

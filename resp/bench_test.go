@@ -79,6 +79,7 @@ func TestUnderRedisBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	fsync := os.Getenv("STRATA_APPENDFSYNC")
 	ts := startServer(t, Config{AppendFsync: fsync}, bkt)
 	_, port, _ := net.SplitHostPort(ts.addr)

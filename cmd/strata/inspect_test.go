@@ -102,6 +102,7 @@ func TestInspectLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bkt.Close() })
 	sstName, walID := fillBucket(t, bkt)
 	flag := "--dir=" + dir
 
