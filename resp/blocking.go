@@ -111,6 +111,6 @@ func (cl *client) watchDisconnect() (stop func()) {
 		if !cl.killed.Load() && cl.ctx.Err() == nil {
 			cl.nc.SetReadDeadline(time.Time{})
 		}
-		cl.lr.unread(got)
+		cl.rd.unread(got)
 	}
 }

@@ -28,8 +28,7 @@ type client struct {
 	s       *Server
 	id      uint64
 	nc      net.Conn
-	lr      *limitReader
-	rd      *redcon.Reader
+	rd      *reader
 	addr    string
 	laddr   string
 	created time.Time
@@ -84,35 +83,43 @@ func newClient(s *Server, nc net.Conn, cfg Config) *client {
 		addr: nc.RemoteAddr().String(), laddr: nc.LocalAddr().String(),
 		created: time.Now(), authed: cfg.RequirePass == "",
 	}
-	c.lr = newLimitReader(nc, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
-	c.rd = redcon.NewReader(c.lr)
+	c.rd = newReader(nc, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.lastActive.Store(time.Now().UnixNano())
 	return c
 }
 
-// serve is the client's goroutine.
+// serve is the client's goroutine. It runs the commands the buffer holds
+// (a pipeline) before it sends their replies in one write.
 func (c *client) serve() {
 	defer c.close()
 	for {
-		cmds, err := c.rd.ReadCommands()
+		args, err := c.rd.next()
+		c.s.stats.netIn.Add(c.rd.takeRead())
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
 		c.lastActive.Store(time.Now().UnixNano())
 		c.wmu.Lock()
-		for _, cmd := range cmds {
-			c.s.stats.netIn.Add(uint64(len(cmd.Raw)))
-			c.execute(cmd.Args)
+		for {
+			c.execute(args)
 			if c.quit || c.killed.Load() {
 				break
 			}
+			var more bool
+			if args, more, err = c.rd.buffered(); !more {
+				break
+			}
 		}
-		err = c.flushLocked()
+		ferr := c.flushLocked()
 		c.wmu.Unlock()
 		c.drainPending()
-		if err != nil || c.quit || c.killed.Load() {
+		if ferr != nil || c.quit || c.killed.Load() {
+			return
+		}
+		if err != nil {
+			c.readFailed(err) // after the replies of the commands before it
 			return
 		}
 	}
@@ -139,7 +146,7 @@ func (c *client) readFailed(err error) {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.out = redcon.AppendError(c.out[:0], msg)
+	c.out = redcon.AppendError(c.out, msg)
 	c.flushLocked()
 }
 

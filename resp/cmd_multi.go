@@ -19,9 +19,9 @@ type queued struct {
 }
 
 func (m *multiState) queue(cmd *command, args [][]byte) {
-	// redcon's arguments are slices of a copy of the request made for
-	// each command, so they can be kept.
-	m.cmds = append(m.cmds, queued{cmd, args})
+	// The arguments are slices of the client's read buffer, reused by the
+	// next command.
+	m.cmds = append(m.cmds, queued{cmd, cloneArgs(args)})
 }
 
 var transactionCommands = []*command{

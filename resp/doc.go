@@ -1,6 +1,7 @@
-// Package resp is Strata's Redis front end: a RESP server over redcon's
-// protocol reader, a command table, and the handlers that turn commands
-// into keyspace calls.
+// Package resp is Strata's Redis front end: a RESP server with its own
+// command reader (reader.go), a command table, and the handlers that turn
+// commands into keyspace calls. Replies are built with redcon's append
+// helpers.
 //
 // Invariants:
 //
@@ -26,4 +27,7 @@
 //     mode on and no password, a client not on the loopback interface is
 //     refused before it can send anything. A password never leaves the
 //     server in SLOWLOG or MONITOR output.
+//  7. A command's arguments are slices of its connection's read buffer,
+//     valid until the connection reads its next command: anything that
+//     outlives the command (MULTI's queue, SLOWLOG) copies them.
 package resp

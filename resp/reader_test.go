@@ -1,0 +1,154 @@
+package resp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestSplitArgs: inline commands split as redis-server 7.0 splits them
+// (each case checked against it).
+func TestSplitArgs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string // nil: unbalanced quotes
+	}{
+		{`set k a"b c"`, []string{"set", "k", "ab c"}},
+		{`set k "a"b`, nil},
+		{"set\tk2\t\"\\x41\\x4g\\q\"", []string{"set", "k2", "Ax4gq"}},
+		{`set k3 'a\nb\'c'`, []string{"set", "k3", `a\nb'c`}},
+		{`echo ""`, []string{"echo", ""}},
+		{`  ping  `, []string{"ping"}},
+		{``, []string{}},
+		{`get "abc`, nil},
+		{`get 'abc`, nil},
+		{"get a\x00b", []string{"get", "a"}},
+		{`"\n\r\t\b\a\\\""`, []string{"\n\r\t\b\a\\\""}},
+	} {
+		args, ok := splitArgs([]byte(tc.in))
+		if tc.want == nil {
+			if ok {
+				t.Errorf("%q: want unbalanced, got %q", tc.in, args)
+			}
+			continue
+		}
+		got := make([]string, len(args))
+		for i, a := range args {
+			got[i] = string(a)
+		}
+		if !ok || strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("%q: got %q (%v), want %q", tc.in, got, ok, tc.want)
+		}
+	}
+}
+
+// readAll returns every command rd gives (copied) and the error that ended
+// the stream.
+func readAll(rd *reader) ([][]string, error) {
+	var got [][]string
+	for {
+		args, err := rd.next()
+		if err != nil {
+			return got, err
+		}
+		cmd := make([]string, len(args))
+		for i, a := range args {
+			cmd[i] = string(a)
+		}
+		got = append(got, cmd)
+	}
+}
+
+// TestReaderOneByte: framing is followed across any split of the stream:
+// read a byte at a time, the same commands come out; empty multibulks and
+// blank lines are skipped; inline commands are split as Redis splits them.
+func TestReaderOneByte(t *testing.T) {
+	in := "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*0\r\n*-1\r\nset b \"x y\"\r\n\r\n*1\r\n$4\r\nPING\r\n"
+	want := "[[GET a] [set b x y] [PING]]"
+	for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in))} {
+		got, err := readAll(newReader(r, 1<<20, 1<<20))
+		if err != io.EOF || fmt.Sprint(got) != want {
+			t.Fatalf("got %v (%v), want %v", got, err, want)
+		}
+	}
+}
+
+// TestReaderRefusesBeforeBuffering: a declared bulk over the limit is
+// refused from its header, before any of it is buffered; the commands
+// before it come out first.
+func TestReaderRefusesBeforeBuffering(t *testing.T) {
+	in := "*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$99999999\r\n" + strings.Repeat("x", 1<<16)
+	rd := newReader(strings.NewReader(in), 1000, 1<<30)
+	got, err := readAll(rd)
+	if pe, ok := err.(*protocolError); !ok || pe.msg != "ERR Protocol error: invalid bulk length" {
+		t.Fatalf("err %v", err)
+	}
+	if fmt.Sprint(got) != "[[PING]]" {
+		t.Fatalf("got %v before the error", got)
+	}
+	if cap(rd.buf) > readBufSize {
+		t.Fatalf("buffered %d bytes of a refused command", cap(rd.buf))
+	}
+}
+
+// TestReaderBigCommands: a command far larger than the buffer, of many
+// arguments or one big one, arrives in small reads and comes out whole;
+// the buffer shrinks back once it is done.
+func TestReaderBigCommands(t *testing.T) {
+	many := make([][]byte, 200_000)
+	for i := range many {
+		many[i] = []byte(strconv.Itoa(i))
+	}
+	big := [][]byte{[]byte("SET"), []byte("k"), bytes.Repeat([]byte("v"), 3<<20)}
+	var in []byte
+	in = appendCommand(in, many)
+	in = appendCommand(in, big)
+	in = appendCommand(in, [][]byte{[]byte("PING")})
+	rd := newReader(&chunkReader{b: in, n: 1500}, 512<<20, 1<<30)
+	for _, want := range [][][]byte{many, big} {
+		args, err := rd.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(args) != len(want) {
+			t.Fatalf("%d arguments, want %d", len(args), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(args[i], want[i]) {
+				t.Fatalf("argument %d differs", i)
+			}
+		}
+	}
+	if args, err := rd.next(); err != nil || string(args[0]) != "PING" {
+		t.Fatalf("after the big commands: %q, %v", args, err)
+	}
+	if _, err := rd.next(); err != io.EOF {
+		t.Fatalf("at the end: %v", err)
+	}
+	if cap(rd.buf) > readBufSize {
+		t.Fatalf("kept a %d-byte buffer after the big command", cap(rd.buf))
+	}
+}
+
+// TestReaderUnread: bytes a blocked client's watcher read come after what
+// was buffered, in order, however often the client blocked.
+func TestReaderUnread(t *testing.T) {
+	rd := newReader(strings.NewReader("PING c\r\n"), 1<<20, 1<<20)
+	rd.buf = append(rd.buf[:0], "PING a\r\nPI"...)
+	rd.end = len(rd.buf)
+	rd.buf = rd.buf[:cap(rd.buf)]
+	first, err := rd.next()
+	if err != nil || string(first[1]) != "a" {
+		t.Fatalf("%q %v", first, err)
+	}
+	rd.unread([]byte("NG "))
+	rd.unread([]byte("b\r\n"))
+	got, err := readAll(rd)
+	if err != io.EOF || fmt.Sprint(got) != "[[PING b] [PING c]]" {
+		t.Fatalf("got %v, %v", got, err)
+	}
+}
