@@ -136,10 +136,11 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	c.depth++
 	*cl = call{ctx: context.Background(), s: s, cl: c, st: st, cmd: cmd, args: args, db: c.db, inTx: inTx, out: &c.out}
 	before := len(c.out)
-	start := time.Now()
+	start := c.mark
 	cmd.handler(cl)
 	c.depth--
-	elapsed := time.Since(start)
+	c.mark = time.Now()
+	elapsed := c.mark.Sub(start)
 	st2 := &s.cmdStats[cmd.id]
 	st2.calls.Add(1)
 	st2.usec.Add(uint64(elapsed.Microseconds()))
