@@ -2,6 +2,8 @@ package keyspace
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -25,6 +27,40 @@ func (s *Store) Get(ctx context.Context, db int, key []byte) ([]byte, bool, erro
 		return nil, false, err
 	}
 	return m.Payload, true, nil
+}
+
+// GetView calls fn with the string value of key, if it has one, and
+// reports whether it did. The value is not copied: it is valid only during
+// fn, which must not change it. It spares GET a copy of every value.
+func (s *Store) GetView(ctx context.Context, db int, key []byte, fn func(val []byte)) (bool, error) {
+	if err := checkDB(db); err != nil {
+		return false, err
+	}
+	if s.tx != nil {
+		v, ok, err := s.Get(ctx, db, key)
+		if ok {
+			fn(v)
+		}
+		return ok, err
+	}
+	var kbuf [64]byte
+	found := false
+	err := s.db.View(ctx, appendMetaKey(kbuf[:0], s.gen(db), key), func(v []byte) error {
+		m, err := decodeMeta(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("keyspace: key %q: %w", key, err)
+		case m.Type != TypeString:
+			return ErrWrongType
+		}
+		found = true
+		fn(m.Payload)
+		return nil
+	})
+	if errors.Is(err, lsm.ErrNotFound) {
+		return false, nil
+	}
+	return found, err
 }
 
 // Set sets key to val as SET does. ok reports whether it was set (NX/XX);

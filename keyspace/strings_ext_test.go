@@ -367,3 +367,53 @@ func strextEqual(got, want [][]byte) bool {
 	}
 	return true
 }
+
+// TestGetView: GetView hands GET's value over without a copy and agrees
+// with Get everywhere: a string (long ones too), an empty string, a
+// missing key, an expired key, another type (WRONGTYPE), a bad db, and
+// inside a transaction, where it sees the transaction's own writes.
+func TestGetView(t *testing.T) {
+	ctx := context.Background()
+	s, db := openTestStore(t)
+	long := bytes.Repeat([]byte("v"), 100_000)
+	if _, _, _, err := s.Set(ctx, 0, []byte("long"), long, SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	strextSet(t, s, 0, "empty", "")
+	if _, _, _, err := s.Set(ctx, 0, []byte("gone"), []byte("x"), SetOptions{ExpireAt: db.Now() - 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.HSet(ctx, 0, []byte("h"), [2][]byte{[]byte("f"), []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(st *Store, dbi int, key string) {
+		t.Helper()
+		want, wantOK, wantErr := st.Get(ctx, dbi, []byte(key))
+		var got []byte
+		calls := 0
+		ok, err := st.GetView(ctx, dbi, []byte(key), func(v []byte) { got = append(got, v...); calls++ })
+		if ok != wantOK || !errors.Is(err, wantErr) && err != wantErr || !bytes.Equal(got, want) || calls != map[bool]int{true: 1}[ok] {
+			t.Fatalf("%q: GetView %d bytes, %v, %v (%d calls); Get %d bytes, %v, %v", key, len(got), ok, err, calls, len(want), wantOK, wantErr)
+		}
+	}
+	for _, k := range []string{"long", "empty", "missing", "gone"} {
+		check(s, 0, k)
+	}
+	if _, err := s.GetView(ctx, 0, []byte("h"), func([]byte) { t.Fatal("called for a hash") }); !errors.Is(err, ErrWrongType) {
+		t.Fatalf("hash: %v", err)
+	}
+	if _, err := s.GetView(ctx, NumDBs, []byte("long"), func([]byte) {}); !errors.Is(err, ErrInvalidDB) {
+		t.Fatalf("db %d: %v", NumDBs, err)
+	}
+	tx := s.Begin([]DBKey{{0, []byte("long")}, {0, []byte("new")}})
+	defer tx.Abort()
+	ts := tx.Store()
+	if _, _, _, err := ts.Set(ctx, 0, []byte("new"), []byte("in tx"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if ok, err := ts.GetView(ctx, 0, []byte("new"), func(v []byte) { got = string(v) }); !ok || err != nil || got != "in tx" {
+		t.Fatalf("in a transaction: %q, %v, %v", got, ok, err)
+	}
+	check(ts, 0, "long")
+}

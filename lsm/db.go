@@ -342,6 +342,20 @@ func (db *DB) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return bytes.Clone(row.Value), nil
 }
 
+// View calls fn with the value of key, or returns ErrNotFound if it is
+// absent, deleted or expired. The value is not copied: it is valid only
+// during fn, which must not change it. fn's error is View's.
+func (db *DB) View(ctx context.Context, key []byte, fn func(value []byte) error) error {
+	row, ok, err := db.getRow(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNotFound
+	}
+	return fn(row.Value)
+}
+
 // getRow returns the newest visible row of key, if any is live.
 func (db *DB) getRow(ctx context.Context, key []byte) (sst.Row, bool, error) {
 	seq := db.visibleSeq.Load()

@@ -52,11 +52,13 @@ var stringCommands = []*command{
 }
 
 func cmdGet(c *call) {
-	v, ok, err := c.st.Get(c.ctx, c.db, c.arg(1))
+	ok, err := c.st.GetView(c.ctx, c.db, c.arg(1), c.bulk)
 	if c.fail(err) {
 		return
 	}
-	c.bulkOrNull(v, ok)
+	if !ok {
+		c.null()
+	}
 }
 
 // expiryOption is a parsed EX/PX/EXAT/PXAT option.
