@@ -307,7 +307,11 @@ func (s *Server) clientsSorted() []*client {
 	s.mu.Lock()
 	out := make([]*client, 0, len(s.clients))
 	for _, c := range s.clients {
-		out = append(out, c)
+		// A killed client is gone for CLIENT LIST and KILL, though its
+		// goroutine may still be closing it: a second KILL counts 0.
+		if !c.killed.Load() {
+			out = append(out, c)
+		}
 	}
 	s.mu.Unlock()
 	slicesSortByID(out)
