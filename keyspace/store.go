@@ -188,7 +188,8 @@ func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
 // metadata row once its expiry passed (the row carries the key's
 // expire_at), so an expired key reads as absent here and everywhere.
 func (s *Store) getMeta(ctx context.Context, gen uint32, key []byte) (Meta, bool, error) {
-	v, err := s.get(ctx, appendMetaKey(nil, gen, key))
+	var kbuf [64]byte // keys up to 55 bytes are encoded on the stack
+	v, err := s.get(ctx, appendMetaKey(kbuf[:0], gen, key))
 	if errors.Is(err, lsm.ErrNotFound) {
 		return Meta{}, false, nil
 	}
