@@ -80,7 +80,7 @@ func FuzzReaderRoundTrip(f *testing.F) {
 		if len(args) > 64 || len(args[0]) == 0 {
 			return
 		}
-		stream := appendCommand(nil, args)
+		stream := multibulk(nil, args)
 		stream = append(stream, quotedInline(args)...)
 		var r io.Reader = &chunkReader{b: stream, n: 1 + int(chunk)}
 		if chunk%2 == 0 {

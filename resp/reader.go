@@ -3,7 +3,6 @@ package resp
 import (
 	"bytes"
 	"io"
-	"strconv"
 )
 
 // Limits of the protocol reader, as redis-server has them.
@@ -165,26 +164,21 @@ func (rd *reader) parse() (args [][]byte, ok, skip bool) {
 	}
 	b := rd.buf[:rd.end]
 	if rd.pos == rd.start {
-		nl := bytes.IndexByte(b[rd.start+1:], '\n')
-		if nl < 0 {
-			if rd.end-rd.start > maxHeaderLine {
-				rd.refuse("ERR Protocol error: too big mbulk count string")
-			}
+		n, neg, bad, next, whole := rd.header(rd.start, "ERR Protocol error: too big mbulk count string")
+		if !whole {
 			return rd.overLimit()
 		}
-		nl += rd.start + 1
-		n, neg, bad := parseHeader(b[rd.start+1 : nl+1])
 		switch {
 		case bad || n > maxMultibulkLen:
 			rd.refuse("ERR Protocol error: invalid multibulk length")
 			return nil, false, false
 		case neg || n == 0:
-			rd.start, rd.pos = nl+1, nl+1 // ignored, as Redis does
+			rd.start, rd.pos = next, next // ignored, as Redis does
 			return nil, false, true
 		}
 		rd.nargs = int(n)
 		rd.marks = rd.marks[:0]
-		rd.pos = nl + 1
+		rd.pos = next
 	}
 	for len(rd.marks) < 2*rd.nargs {
 		if rd.pos == rd.end {
@@ -194,27 +188,22 @@ func (rd *reader) parse() (args [][]byte, ok, skip bool) {
 			rd.refuse("ERR Protocol error: expected '$', got '" + string(c) + "'")
 			return nil, false, false
 		}
-		nl := bytes.IndexByte(b[rd.pos+1:], '\n')
-		if nl < 0 {
-			if rd.end-rd.pos > maxHeaderLine {
-				rd.refuse("ERR Protocol error: too big bulk count string")
-			}
+		n, neg, bad, next, whole := rd.header(rd.pos, "ERR Protocol error: too big bulk count string")
+		if !whole {
 			return rd.overLimit()
 		}
-		nl += rd.pos + 1
-		n, neg, bad := parseHeader(b[rd.pos+1 : nl+1])
 		if bad || neg || n > rd.maxBulk {
 			rd.refuse("ERR Protocol error: invalid bulk length")
 			return nil, false, false
 		}
 		// The payload and the two bytes after it, which Redis skips
 		// unread.
-		if int64(rd.end-nl-1) < n+2 {
+		if int64(rd.end-next) < n+2 {
 			return rd.overLimit()
 		}
-		from := nl + 1 - rd.start
+		from := next - rd.start
 		rd.marks = append(rd.marks, from, from+int(n))
-		rd.pos = nl + 1 + int(n) + 2
+		rd.pos = next + int(n) + 2
 	}
 	if rd.maxQuery > 0 && int64(rd.pos-rd.start) > rd.maxQuery {
 		rd.err = &protocolError{} // Redis closes such a client without a reply
@@ -227,6 +216,23 @@ func (rd *reader) parse() (args [][]byte, ok, skip bool) {
 	rd.args = args
 	rd.start = rd.pos
 	return args, true, false
+}
+
+// header finds the header line ("*n" or "$n") whose type byte is at i and
+// parses its number; next is the offset after the line. whole is false if
+// the line has not all arrived; if it is already longer than Redis allows,
+// the stream is refused with tooBig.
+func (rd *reader) header(i int, tooBig string) (n int64, neg, bad bool, next int, whole bool) {
+	nl := bytes.IndexByte(rd.buf[i+1:rd.end], '\n')
+	if nl < 0 {
+		if rd.end-i > maxHeaderLine {
+			rd.refuse(tooBig)
+		}
+		return 0, false, false, 0, false
+	}
+	nl += i + 1
+	n, neg, bad = parseHeader(rd.buf[i+1 : nl+1])
+	return n, neg, bad, nl + 1, true
 }
 
 // parseInline parses an inline command: one line, split as Redis splits it.
@@ -312,22 +318,4 @@ func cloneArgs(args [][]byte) [][]byte {
 		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
 	return out
-}
-
-// appendCommand appends args as a RESP multibulk.
-func appendCommand(dst []byte, args [][]byte) []byte {
-	if len(args) == 0 {
-		return dst // a blank line: Redis ignores it
-	}
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(args)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range args {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/stratakv/strata/resp/resptest"
 )
 
 // TestSplitArgs: inline commands split as redis-server 7.0 splits them
@@ -105,9 +107,9 @@ func TestReaderBigCommands(t *testing.T) {
 	}
 	big := [][]byte{[]byte("SET"), []byte("k"), bytes.Repeat([]byte("v"), 3<<20)}
 	var in []byte
-	in = appendCommand(in, many)
-	in = appendCommand(in, big)
-	in = appendCommand(in, [][]byte{[]byte("PING")})
+	in = multibulk(in, many)
+	in = multibulk(in, big)
+	in = multibulk(in, [][]byte{[]byte("PING")})
 	rd := newReader(&chunkReader{b: in, n: 1500}, 512<<20, 1<<30)
 	for _, want := range [][][]byte{many, big} {
 		args, err := rd.next()
@@ -151,4 +153,13 @@ func TestReaderUnread(t *testing.T) {
 	if err != io.EOF || fmt.Sprint(got) != "[[PING b] [PING c]]" {
 		t.Fatalf("got %v, %v", got, err)
 	}
+}
+
+// multibulk appends args as the RESP multibulk a client sends.
+func multibulk(dst []byte, args [][]byte) []byte {
+	strs := make([]string, len(args))
+	for i, a := range args {
+		strs[i] = string(a)
+	}
+	return resptest.AppendCommand(dst, strs...)
 }
