@@ -332,14 +332,12 @@ func (db *DB) Now() int64 { return db.clock.Now() }
 // Get returns the value of key, or ErrNotFound if it is absent, deleted or
 // expired. The returned slice is the caller's.
 func (db *DB) Get(ctx context.Context, key []byte) ([]byte, error) {
-	row, ok, err := db.getRow(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return bytes.Clone(row.Value), nil
+	var v []byte
+	err := db.View(ctx, key, func(value []byte) error {
+		v = bytes.Clone(value)
+		return nil
+	})
+	return v, err
 }
 
 // View calls fn with the value of key, or returns ErrNotFound if it is

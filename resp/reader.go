@@ -92,13 +92,10 @@ func (rd *reader) buffered() (args [][]byte, ok bool, err error) {
 			return args, true, nil
 		}
 		if !skip {
-			return nil, false, rd.err // incomplete, or refused
+			break
 		}
 	}
-	if rd.err != nil {
-		return nil, false, rd.err
-	}
-	return nil, false, nil
+	return nil, false, rd.err // incomplete (nil), or refused, or the read's end
 }
 
 // takeRead returns the bytes read from the connection since its last call.
@@ -125,25 +122,23 @@ func (rd *reader) fill() error {
 	if rd.err != nil {
 		return rd.err
 	}
+	// The unfinished command moves to the front of: a small buffer once a
+	// big command is done (given back before waiting), a doubled one when
+	// one command fills it, or the same one when a quarter or less is free.
+	var dst []byte
 	switch {
 	case len(rd.buf) > 16*readBufSize && rd.end-rd.start < readBufSize/2:
-		// A big command is done: give its buffer back before waiting.
-		small := make([]byte, readBufSize)
-		n := copy(small, rd.buf[rd.start:rd.end])
-		rd.buf = small
+		dst = make([]byte, readBufSize)
+	case rd.start == 0 && rd.end == len(rd.buf):
+		dst = make([]byte, 2*len(rd.buf))
+	case rd.start > 0 && (rd.start == rd.end || len(rd.buf)-rd.end < len(rd.buf)/4):
+		dst = rd.buf
+	}
+	if dst != nil {
+		n := copy(dst, rd.buf[rd.start:rd.end])
+		rd.buf = dst
 		rd.pos -= rd.start
 		rd.start, rd.end = 0, n
-	case rd.start == rd.end:
-		rd.pos -= rd.start
-		rd.start, rd.end = 0, 0
-	case rd.start > 0 && len(rd.buf)-rd.end < len(rd.buf)/4:
-		n := copy(rd.buf, rd.buf[rd.start:rd.end])
-		rd.pos -= rd.start
-		rd.start, rd.end = 0, n
-	case rd.end == len(rd.buf):
-		bigger := make([]byte, 2*len(rd.buf))
-		copy(bigger, rd.buf[:rd.end])
-		rd.buf = bigger
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
