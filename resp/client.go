@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ type client struct {
 	s       *Server
 	id      uint64
 	nc      net.Conn
+	sock    io.ReadWriter // nc, or raw I/O on its socket (sockio.go)
 	rd      *reader
 	addr    string
 	laddr   string
@@ -86,7 +88,8 @@ func newClient(s *Server, nc net.Conn, cfg Config) *client {
 		addr: nc.RemoteAddr().String(), laddr: nc.LocalAddr().String(),
 		created: time.Now(), authed: cfg.RequirePass == "",
 	}
-	c.rd = newReader(nc, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
+	c.sock = newSockIO(nc)
+	c.rd = newReader(c.sock, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.lastActive.Store(time.Now().UnixNano())
 	return c
@@ -174,7 +177,7 @@ func (c *client) flushLocked() error {
 		return nil
 	}
 	c.armWrite()
-	_, err := c.nc.Write(c.out)
+	_, err := c.sock.Write(c.out)
 	c.s.stats.netOut.Add(uint64(len(c.out)))
 	if cap(c.out) > 1<<20 {
 		c.out = nil
