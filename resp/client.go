@@ -61,6 +61,7 @@ type client struct {
 	db      int
 	authed  bool
 	multi   *multiState
+	txErr   string // the first store error of the EXEC running (see call.fail)
 	watched []watchedKey
 	// watching mirrors len(watched) > 0 for INFO, read by other goroutines.
 	watching atomic.Bool
@@ -246,7 +247,7 @@ func (c *client) writePendingLocked() {
 		return
 	}
 	c.armWrite()
-	if _, err := c.nc.Write(msg); err != nil {
+	if _, err := c.sock.Write(msg); err != nil {
 		c.kill()
 	}
 	c.s.stats.netOut.Add(uint64(len(msg)))

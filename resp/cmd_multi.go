@@ -140,8 +140,20 @@ func cmdExec(c *call) {
 	}
 	mark := len(cl.out)
 	c.array(len(m.cmds))
+	cl.txErr = ""
 	for _, q := range m.cmds {
 		cl.run(q.cmd, q.args, tx.Store(), true)
+	}
+	if cl.txErr != "" {
+		// A command failed because the store did (a read error, say):
+		// Redis would have run it, so committing the others would apply
+		// part of the transaction. Nothing is applied; EXEC answers the
+		// error, and the client may retry the whole block.
+		tx.Abort()
+		cl.out = cl.out[:mark]
+		c.errorf(cl.txErr)
+		cl.txErr = ""
+		return
 	}
 	if err := tx.Commit(context.Background()); err != nil {
 		cl.out = cl.out[:mark]

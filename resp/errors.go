@@ -132,6 +132,17 @@ func errorText(err error) string {
 	return "ERR " + msg
 }
 
+// isRedisError reports whether err is one Redis itself could answer (its
+// text starts with a code, like WRONGTYPE or ERR): a command's own failure,
+// as opposed to the store's.
+func isRedisError(err error) bool {
+	if errors.Is(err, lsm.ErrFenced) || errors.Is(err, lsm.ErrClosed) {
+		return false
+	}
+	code, _, ok := strings.Cut(err.Error(), " ")
+	return ok && code != "" && strings.ToUpper(code) == code && isCode(code)
+}
+
 func isCode(s string) bool {
 	for _, c := range s {
 		if c < 'A' || c > 'Z' {

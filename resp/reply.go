@@ -50,12 +50,19 @@ func (c *call) bulkOrNull(b []byte, ok bool) {
 }
 
 // fail replies with err's Redis text when err is not nil and reports
-// whether it did: handlers read `if c.fail(err) { return }`.
+// whether it did: handlers read `if c.fail(err) { return }`. Inside EXEC,
+// an error that is not one of Redis's own (the store could not be read or
+// written, fencing, shutdown) is kept for cmdExec, which then discards the
+// whole transaction.
 func (c *call) fail(err error) bool {
 	if err == nil {
 		return false
 	}
-	c.errorf(errorText(err))
+	msg := errorText(err)
+	if c.inTx && c.cl.txErr == "" && !isRedisError(err) {
+		c.cl.txErr = msg
+	}
+	c.errorf(msg)
 	return true
 }
 
