@@ -67,18 +67,35 @@ func decodeHeader(b []byte, name string) (header, []byte, error) {
 
 // encodeBatches makes a batch object of rows (whole batches, seq order).
 func encodeBatches(rows []sst.Row, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
-	b := sst.NewBuilder(sst.BuilderOptions{Unordered: true, Compression: c})
+	b := sst.NewBuilder(sst.BuilderOptions{
+		Unordered:   true,
+		Compression: c,
+		Prefix:      appendHeader(nil, header{kind: kindBatch, epoch: epoch}),
+		SizeHint:    objectSizeHint(rows, c),
+	})
 	for _, r := range rows {
 		if err := b.Add(r); err != nil {
 			return nil, err
 		}
 	}
 	b.SetClockTick(tick)
-	body, _, err := b.Finish()
-	if err != nil {
-		return nil, err
+	data, _, err := b.Finish()
+	return data, err
+}
+
+// objectSizeHint guesses the encoded size of rows: their bytes plus a
+// little for row headers, block trailers and the index. Compressed, the
+// object is smaller, and only the pages written are ever touched; a guess
+// too small costs one regrowth.
+func objectSizeHint(rows []sst.Row, c sst.Compression) int {
+	n := 0
+	for i := range rows {
+		n += len(rows[i].Key) + len(rows[i].Value) + 8
 	}
-	return append(appendHeader(make([]byte, 0, headerLen+len(body)), header{kind: kindBatch, epoch: epoch}), body...), nil
+	if c != sst.CompressionNone {
+		n /= 2
+	}
+	return n + n/16 + 512
 }
 
 // encodeFence makes a fence object for epoch.

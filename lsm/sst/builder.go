@@ -37,6 +37,14 @@ type BuilderOptions struct {
 	// Unordered builds a WAL object: rows stay in append order and only their
 	// seqs must not decrease. Such objects are read with DecodeAll.
 	Unordered bool
+	// Prefix is copied in front of the object that Finish returns, which
+	// spares the caller a copy of the whole object to put a header before
+	// it (the WAL's). Offsets inside the object do not count it.
+	Prefix []byte
+	// SizeHint is the expected size of the object, if known: the output is
+	// allocated once at about that size instead of growing by doubling, a
+	// copy of everything written so far at each step.
+	SizeHint int
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -76,7 +84,8 @@ type Builder struct {
 	o   BuilderOptions
 	err error // sticky: bad options or finished
 
-	out      []byte // finished data blocks
+	out      []byte // Prefix, then the finished data blocks
+	base     int    // len(Prefix): where the object starts in out
 	block    blockWriter
 	firstKey []byte // first key of the current block
 	index    []byte // index entries so far
@@ -93,12 +102,20 @@ type Builder struct {
 // options make Add and Finish fail.
 func NewBuilder(o BuilderOptions) *Builder {
 	o.EnsureDefaults()
-	b := &Builder{o: o, err: o.Validate()}
+	b := &Builder{o: o, err: o.Validate(), base: len(o.Prefix)}
 	if o.Unordered {
 		b.o.BloomBitsPerKey = 0
 	}
+	if len(o.Prefix) > 0 || o.SizeHint > 0 {
+		b.out = append(make([]byte, 0, len(o.Prefix)+max(o.SizeHint, 0)), o.Prefix...)
+	}
+	b.o.Prefix = nil // out holds it
 	return b
 }
+
+// written is the object's size so far, in finished blocks: the offset of
+// the next block.
+func (b *Builder) written() int { return len(b.out) - b.base }
 
 // Add appends a row. In ordered mode rows must be strictly increasing by
 // (Key asc, Seq desc); in unordered mode Seq must not decrease. A rejected
@@ -199,23 +216,23 @@ func (b *Builder) SetClockTick(ms int64) {
 
 // EstimatedSize is roughly the size Finish would return now.
 func (b *Builder) EstimatedSize() int {
-	return len(b.out) + b.block.size() + trailerLen + len(b.index) + 4*len(b.idxOffs) + 4 + trailerLen +
+	return b.written() + b.block.size() + trailerLen + len(b.index) + 4*len(b.idxOffs) + 4 + trailerLen +
 		len(b.hashes)*b.o.BloomBitsPerKey/8 + 1 + trailerLen +
 		len(b.stats.Smallest) + len(b.lastKey) + 6*binary.MaxVarintLen64 + trailerLen + footerLen
 }
 
 // flushBlock writes the current block and its index entry.
 func (b *Builder) flushBlock() {
-	h := blockHandle{offset: uint64(len(b.out))}
+	h := blockHandle{offset: uint64(b.written())}
 	b.out, b.scratch = appendBlock(b.out, b.block.finish(), b.o.Compression, b.scratch)
-	h.length = uint64(len(b.out)) - h.offset - trailerLen
+	h.length = uint64(b.written()) - h.offset - trailerLen
 	b.idxOffs = append(b.idxOffs, uint32(len(b.index)))
 	b.index = appendIndexEntry(b.index, b.firstKey, b.lastKey, h)
 	b.block.reset()
 }
 
 // Finish writes the index, filter and stats blocks and the footer, and
-// returns the whole object and its stats. The builder cannot be used again.
+// returns the whole object, after Prefix, and its stats. The builder cannot be used again.
 func (b *Builder) Finish() ([]byte, Stats, error) {
 	if b.err != nil {
 		return nil, Stats{}, b.err
@@ -241,19 +258,19 @@ func (b *Builder) Finish() ([]byte, Stats, error) {
 		idx = binary.LittleEndian.AppendUint32(idx, off)
 	}
 	idx = binary.LittleEndian.AppendUint32(idx, uint32(len(b.idxOffs)))
-	f.index.offset = uint64(len(b.out))
+	f.index.offset = uint64(b.written())
 	b.out, b.scratch = appendBlock(b.out, idx, b.o.Compression, b.scratch)
-	f.index.length = uint64(len(b.out)) - f.index.offset - trailerLen
+	f.index.length = uint64(b.written()) - f.index.offset - trailerLen
 
 	// A bloom filter is incompressible: never spend time trying.
-	f.filter.offset = uint64(len(b.out))
+	f.filter.offset = uint64(b.written())
 	b.out = appendBloomFilter(b.out, b.hashes, b.o.BloomBitsPerKey)
-	f.filter.length = uint64(len(b.out)) - f.filter.offset
-	b.out = appendTrailer(b.out, b.out[f.filter.offset:], CompressionNone)
+	f.filter.length = uint64(b.written()) - f.filter.offset
+	b.out = appendTrailer(b.out, b.out[b.base+int(f.filter.offset):], CompressionNone)
 
-	f.stats.offset = uint64(len(b.out))
+	f.stats.offset = uint64(b.written())
 	b.out, b.scratch = appendBlock(b.out, appendStats(nil, b.stats), b.o.Compression, b.scratch)
-	f.stats.length = uint64(len(b.out)) - f.stats.offset - trailerLen
+	f.stats.length = uint64(b.written()) - f.stats.offset - trailerLen
 
 	out := appendFooter(b.out, f)
 	b.out, b.index, b.hashes, b.scratch = nil, nil, nil, nil

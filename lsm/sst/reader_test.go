@@ -433,3 +433,57 @@ func TestEstimatedSize(t *testing.T) {
 		}
 	}
 }
+
+// TestBuilderPrefixAndSizeHint: a Prefix comes out in front of the very
+// object built without it, and the object after it reads back; a SizeHint,
+// too small or too large, changes no byte. EstimatedSize ignores the prefix.
+func TestBuilderPrefixAndSizeHint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	ordered := sortedRows(rng, 2000, 1500)
+	var unordered []Row
+	for i := range 300 {
+		unordered = append(unordered, randRow(rng, randKey(rng, 100), uint64(i/3+1)))
+	}
+	prefix := []byte("a header of 21 bytes!")
+	for _, comp := range compressions {
+		for _, o := range []BuilderOptions{{BloomBitsPerKey: 10, Compression: comp}, {Unordered: true, Compression: comp}} {
+			rows := ordered
+			if o.Unordered {
+				rows = unordered
+			}
+			plain, stats := build(t, rows, o)
+			for _, hint := range []int{0, 1, len(plain) / 2, 4 * len(plain)} {
+				p := o
+				p.Prefix, p.SizeHint = prefix, hint
+				b := NewBuilder(p)
+				for _, r := range rows {
+					if err := b.Add(r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if est := b.EstimatedSize(); est > len(plain)+2*DefaultBlockSize+20000 {
+					t.Fatalf("%v hint %d: estimated %d bytes for an object of %d", comp, hint, est, len(plain))
+				}
+				b.SetClockTick(42)
+				data, st, err := b.Finish()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.HasPrefix(data, prefix) || !bytes.Equal(data[len(prefix):], plain) {
+					t.Fatalf("%v unordered=%v hint %d: prefix+object differs from the object built without them", comp, o.Unordered, hint)
+				}
+				if !statsEqual(st, stats) {
+					t.Fatalf("stats differ: %+v vs %+v", st, stats)
+				}
+				if o.Unordered {
+					got, _, err := DecodeAll(data[len(prefix):], "prefixed")
+					if err != nil || len(got) != len(rows) {
+						t.Fatalf("decode after prefix: %d rows, %v", len(got), err)
+					}
+				} else {
+					checkIterAll(t, openBytes(t, data[len(prefix):], nil), rows)
+				}
+			}
+		}
+	}
+}
