@@ -11,12 +11,21 @@ const (
 	// entry struct and its map slot, so many tiny blocks cannot exceed the
 	// byte budget by their bookkeeping.
 	cacheEntryOverhead = 96
+	// maxSecondChances bounds the marked entries one insert moves to the
+	// front before it evicts from the back regardless.
+	maxSecondChances = 8
 )
 
 // Cache is a byte-bounded block cache shared by Readers: a sharded LRU whose
 // values are decoded (checksum-verified, decompressed) blocks. Index and
 // filter blocks are high priority: in each shard they are evicted only when
 // no normal entry is left. It is safe for concurrent use.
+//
+// Recency is kept CLOCK-style: a hit only marks its entry, and eviction
+// gives a marked entry at the back of its list a second chance at the front
+// (at most maxSecondChances per insert, so an insert's work is bounded). A
+// hit used to move its entry to the front, writing to both neighbours: two
+// cache misses on random entries under the shard's lock, on every read.
 //
 // Cached slices are never modified or reused, so a caller may keep using a
 // block after it was evicted.
@@ -44,6 +53,7 @@ type cacheEntry struct {
 	value      []byte
 	charge     int64
 	high       bool
+	used       bool // hit since it was last put at the front
 	prev, next *cacheEntry
 }
 
@@ -129,8 +139,7 @@ func (c *Cache) get(id, off uint64) ([]byte, bool) {
 		return nil, false
 	}
 	s.hits++
-	unlink(e)
-	s.list(e.high).pushFront(e)
+	e.used = true
 	v := e.value
 	s.mu.Unlock()
 	return v, true
@@ -150,10 +159,19 @@ func (c *Cache) set(id, off uint64, value []byte, high bool) {
 	if e, ok := s.m[k]; ok {
 		s.remove(e)
 	}
+	chances := maxSecondChances
 	for s.used+charge > s.capacity {
-		victim := s.normal.back()
-		if s.normal.empty() {
-			victim = s.high.back()
+		l := &s.normal
+		if l.empty() {
+			l = &s.high
+		}
+		victim := l.back()
+		if victim.used && chances > 0 {
+			chances--
+			victim.used = false
+			unlink(victim)
+			l.pushFront(victim)
+			continue
 		}
 		s.remove(victim)
 	}

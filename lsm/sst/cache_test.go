@@ -149,3 +149,31 @@ func TestCacheConcurrent(t *testing.T) {
 		t.Fatalf("over capacity: %+v", m)
 	}
 }
+
+// TestCacheAllRecentlyUsed: when every entry of a full shard was hit, an
+// insert still evicts just what it needs (one entry here), after bounded
+// second chances, and the shard stays within its capacity.
+func TestCacheAllRecentlyUsed(t *testing.T) {
+	const capacity = cacheShards * 10 * (1000 + cacheEntryOverhead)
+	c := NewCache(capacity)
+	keys := sameShardKeys(c, 11)
+	val := make([]byte, 1000)
+	for _, k := range keys[:10] {
+		c.set(k.id, k.off, val, false)
+	}
+	for _, k := range keys[:10] {
+		if _, ok := c.get(k.id, k.off); !ok {
+			t.Fatal("entry missing before the shard was full")
+		}
+	}
+	c.set(keys[10].id, keys[10].off, val, false)
+	gone := 0
+	for _, k := range keys[:10] {
+		if _, ok := c.get(k.id, k.off); !ok {
+			gone++
+		}
+	}
+	if m := c.Metrics(); gone != 1 || m.Entries != 10 || m.Bytes > capacity {
+		t.Fatalf("%d entries evicted for one insert; metrics %+v", gone, m)
+	}
+}
