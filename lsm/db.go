@@ -54,6 +54,7 @@ type DB struct {
 	imm      []*memtable // frozen, oldest first
 	man      *manifest.Manifest
 	bgErr    error         // sticky background error (fenced, closed, storage)
+	failed   atomic.Bool   // bgErr != nil, for throttle's fast path
 	changed  chan struct{} // closed and replaced when flushes or manifests land
 	closing  bool
 	flushReq chan struct{}
@@ -69,6 +70,15 @@ type readState struct {
 	mem *memtable
 	imm []*memtable // newest first
 	man *manifest.Manifest
+}
+
+// unflushed is the bytes of the state's memtables.
+func (st *readState) unflushed() int64 {
+	n := st.mem.size()
+	for _, m := range st.imm {
+		n += m.size()
+	}
+	return n
 }
 
 // Open opens (creating if empty) the database in bkt. It becomes the only
@@ -230,12 +240,14 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 	if err := db.throttle(ctx); err != nil {
 		return WriteHandle{}, err
 	}
-	rows := make([]sst.Row, len(b.rows))
-	copy(rows, b.rows)
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	seq := db.seq + 1
 	tick := db.clock.Now()
+	// The batch's rows take the seq in place: the WAL copies the rows (not
+	// their bytes, which no Batch reuses), so b may be reset and reused
+	// once Write returns.
+	rows := b.rows
 	for i := range rows {
 		rows[i].Seq = seq
 	}
@@ -243,9 +255,7 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 		return WriteHandle{}, db.mapWALErr(err)
 	}
 	db.seq = seq
-	db.mu.Lock()
-	mem := db.mem
-	db.mu.Unlock()
+	mem := db.mem // only rotate changes it, under commitMu
 	for _, r := range rows {
 		mem.add(r)
 	}
@@ -289,6 +299,15 @@ func (db *DB) rotate() {
 // throttle applies backpressure: writes wait while unflushed memtables
 // exceed MaxUnflushedBytes, and are delayed a little while L0 is long.
 func (db *DB) throttle(ctx context.Context) error {
+	// The common case, without db.mu: the published read state is at most
+	// one rotation or manifest behind, which only moves a write's throttling
+	// by that much; past a limit, the loop below decides under the lock.
+	if !db.failed.Load() {
+		st := db.state.Load()
+		if len(st.man.L0) < db.opts.L0SlowdownSSTs && st.unflushed() < db.opts.MaxUnflushedBytes {
+			return nil
+		}
+	}
 	stalled := time.Time{}
 	for {
 		db.mu.Lock()

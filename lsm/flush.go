@@ -55,6 +55,7 @@ func (db *DB) setBGErr(err error) {
 	db.mu.Lock()
 	if db.bgErr == nil {
 		db.bgErr = err
+		db.failed.Store(true)
 		if !errors.Is(err, ErrClosed) {
 			db.opts.Logger.Error("lsm stopped accepting writes", "err", err)
 		}
@@ -181,6 +182,7 @@ func (db *DB) installLocked(next *manifest.Manifest) {
 	if next.WriterEpoch > db.epoch && db.bgErr == nil {
 		db.bgErr = fmt.Errorf("%w: manifest %d has writer epoch %d, ours is %d",
 			ErrFenced, next.ID, next.WriterEpoch, db.epoch)
+		db.failed.Store(true)
 		db.opts.Logger.Error("lsm fenced", "err", db.bgErr)
 	}
 }

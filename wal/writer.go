@@ -179,7 +179,8 @@ func NewWriter(bkt objstore.Bucket, firstID, durableSeq uint64, history []Stored
 }
 
 // Append queues one batch: rows that all carry the same seq, written at
-// clock time tick. The rows' slices must not change afterwards.
+// clock time tick. It copies the rows, not the bytes their Key and Value
+// point to, which must not change afterwards.
 // REQUIRES: callers append in seq order (the engine holds its commit lock).
 func (w *Writer) Append(rows []sst.Row, tick int64) error {
 	w.mu.Lock()
