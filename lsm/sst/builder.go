@@ -42,8 +42,8 @@ type BuilderOptions struct {
 	// it (the WAL's). Offsets inside the object do not count it.
 	Prefix []byte
 	// SizeHint is the expected size of the object, if known: the output is
-	// allocated once at about that size instead of growing by doubling, a
-	// copy of everything written so far at each step.
+	// allocated once at about that size instead of growing append by
+	// append, each growth a copy of everything written so far.
 	SizeHint int
 }
 
@@ -232,7 +232,8 @@ func (b *Builder) flushBlock() {
 }
 
 // Finish writes the index, filter and stats blocks and the footer, and
-// returns the whole object, after Prefix, and its stats. The builder cannot be used again.
+// returns Prefix followed by the whole object, and its stats. The builder
+// cannot be used again.
 func (b *Builder) Finish() ([]byte, Stats, error) {
 	if b.err != nil {
 		return nil, Stats{}, b.err
