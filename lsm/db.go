@@ -54,7 +54,7 @@ type DB struct {
 	imm      []*memtable // frozen, oldest first
 	man      *manifest.Manifest
 	bgErr    error         // sticky background error (fenced, closed, storage)
-	failed   atomic.Bool   // bgErr != nil, for throttle's fast path
+	failed   atomic.Bool   // bgErr != nil (set with it, by setBGErrLocked), for throttle's fast path
 	changed  chan struct{} // closed and replaced when flushes or manifests land
 	closing  bool
 	flushReq chan struct{}
@@ -312,11 +312,8 @@ func (db *DB) throttle(ctx context.Context) error {
 	for {
 		db.mu.Lock()
 		err := db.bgErr
-		unflushed := db.mem.size()
-		for _, m := range db.imm {
-			unflushed += m.size()
-		}
-		l0 := len(db.man.L0)
+		st := db.state.Load() // under db.mu, the current memtables and manifest
+		unflushed, l0 := st.unflushed(), len(st.man.L0)
 		ch := db.changed
 		db.mu.Unlock()
 		if err != nil {

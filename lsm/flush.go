@@ -53,9 +53,7 @@ func (db *DB) retryable(err error) bool {
 
 func (db *DB) setBGErr(err error) {
 	db.mu.Lock()
-	if db.bgErr == nil {
-		db.bgErr = err
-		db.failed.Store(true)
+	if db.setBGErrLocked(err) {
 		if !errors.Is(err, ErrClosed) {
 			db.opts.Logger.Error("lsm stopped accepting writes", "err", err)
 		}
@@ -63,6 +61,17 @@ func (db *DB) setBGErr(err error) {
 		db.changed = make(chan struct{})
 	}
 	db.mu.Unlock()
+}
+
+// setBGErrLocked makes err the sticky background error unless there is one,
+// and reports whether it did. REQUIRES: db.mu held.
+func (db *DB) setBGErrLocked(err error) bool {
+	if db.bgErr != nil {
+		return false
+	}
+	db.bgErr = err
+	db.failed.Store(true) // throttle's lock-free view of it
+	return true
 }
 
 // flushMemtable writes m to one L0 SST and publishes it in the manifest.
@@ -179,10 +188,8 @@ func (db *DB) installLocked(next *manifest.Manifest) {
 	}
 	db.man = next
 	db.tables.retain(next)
-	if next.WriterEpoch > db.epoch && db.bgErr == nil {
-		db.bgErr = fmt.Errorf("%w: manifest %d has writer epoch %d, ours is %d",
-			ErrFenced, next.ID, next.WriterEpoch, db.epoch)
-		db.failed.Store(true)
+	if next.WriterEpoch > db.epoch && db.setBGErrLocked(fmt.Errorf("%w: manifest %d has writer epoch %d, ours is %d",
+		ErrFenced, next.ID, next.WriterEpoch, db.epoch)) {
 		db.opts.Logger.Error("lsm fenced", "err", db.bgErr)
 	}
 }

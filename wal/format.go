@@ -66,12 +66,14 @@ func decodeHeader(b []byte, name string) (header, []byte, error) {
 }
 
 // encodeBatches makes a batch object of rows (whole batches, seq order).
-func encodeBatches(rows []sst.Row, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
+// rowBytes is what the writer counts for them (keys, values and 16 bytes a
+// row, see take), 0 if unknown: it sizes the output once (objectSizeHint).
+func encodeBatches(rows []sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
 	b := sst.NewBuilder(sst.BuilderOptions{
 		Unordered:   true,
 		Compression: c,
 		Prefix:      appendHeader(nil, header{kind: kindBatch, epoch: epoch}),
-		SizeHint:    objectSizeHint(rows, c),
+		SizeHint:    objectSizeHint(rowBytes, c),
 	})
 	for _, r := range rows {
 		if err := b.Add(r); err != nil {
@@ -83,15 +85,11 @@ func encodeBatches(rows []sst.Row, tick int64, epoch uint64, c sst.Compression) 
 	return data, err
 }
 
-// objectSizeHint guesses the encoded size of rows: their bytes plus a
-// little for row headers, block trailers and the index. Compressed, the
-// object is smaller, and only the pages written are ever touched; a guess
-// too small costs one regrowth.
-func objectSizeHint(rows []sst.Row, c sst.Compression) int {
-	n := 0
-	for i := range rows {
-		n += len(rows[i].Key) + len(rows[i].Value) + 8
-	}
+// objectSizeHint guesses the encoded size of rows of rowBytes: a little more
+// for block trailers and the index, half as much compressed. Only the pages
+// written are ever touched, and a guess too small costs one regrowth.
+func objectSizeHint(rowBytes int, c sst.Compression) int {
+	n := rowBytes
 	if c != sst.CompressionNone {
 		n /= 2
 	}

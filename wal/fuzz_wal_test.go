@@ -22,7 +22,7 @@ func fuzzSeedObjects(tb testing.TB) [][]byte {
 	for i, c := range []sst.Compression{sst.CompressionNone, sst.CompressionS2, sst.CompressionZstd} {
 		rows := append(batch(uint64(10*i+1), "a", "b"), batch(uint64(10*i+2), "c")...)
 		rows[1].Kind, rows[2].ExpireAt = sst.KindDelete, 1_700_000_000_000
-		data, err := encodeBatches(rows, int64(1000+i), uint64(i+1), c)
+		data, err := encodeBatches(rows, 0, int64(1000+i), uint64(i+1), c)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func FuzzDecodeObject(f *testing.F) {
 			}
 			return
 		}
-		re, err := encodeBatches(rows, stats.ClockTick, epoch, sst.CompressionNone)
+		re, err := encodeBatches(rows, 0, stats.ClockTick, epoch, sst.CompressionNone)
 		if err != nil {
 			return // rows the builder refuses (out of seq order): DecodeAll took them as they are
 		}
@@ -100,7 +100,7 @@ func FuzzReplay(f *testing.F) {
 			switch kind {
 			case 0, 1: // batch
 				var err error
-				if data, err = encodeBatches(batch(id, fmt.Sprint(id)), 1, epoch, sst.CompressionNone); err != nil {
+				if data, err = encodeBatches(batch(id, fmt.Sprint(id)), 0, 1, epoch, sst.CompressionNone); err != nil {
 					t.Fatal(err)
 				}
 				if !corrupt && epoch >= newest {
@@ -109,7 +109,7 @@ func FuzzReplay(f *testing.F) {
 			case 2:
 				data = encodeFence(epoch)
 			default: // damaged: a batch object with a flipped body byte
-				data, _ = encodeBatches(batch(id, "x"), 1, epoch, sst.CompressionNone)
+				data, _ = encodeBatches(batch(id, "x"), 0, 1, epoch, sst.CompressionNone)
 				data[len(data)/2+headerLen/2] ^= 0x40
 				corrupt = true
 			}

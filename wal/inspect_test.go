@@ -13,7 +13,7 @@ import (
 func TestReadHeader(t *testing.T) {
 	ctx := context.Background()
 	bkt := blob.NewMemBucket()
-	batchObj, err := encodeBatches(batch(7, "a", "b"), 1, 3, sst.CompressionNone)
+	batchObj, err := encodeBatches(batch(7, "a", "b"), 0, 1, 3, sst.CompressionNone)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,7 +265,7 @@ func TestReplaySkipsDebris(t *testing.T) {
 
 func testObject(t *testing.T, epoch, seq uint64) []byte {
 	t.Helper()
-	data, err := encodeBatches(batch(seq, fmt.Sprint(seq)), 1, epoch, sst.CompressionNone)
+	data, err := encodeBatches(batch(seq, fmt.Sprint(seq)), 0, 1, epoch, sst.CompressionNone)
 	if err != nil {
 		t.Fatal(err)
 	}

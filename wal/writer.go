@@ -411,7 +411,7 @@ func (w *Writer) rejoinWaitLocked() time.Duration {
 
 // take removes up to MaxObjectBytes of whole batches from pending and
 // assigns them the next id.
-func (w *Writer) take() (rows []sst.Row, tick int64, id uint64, whole bool) {
+func (w *Writer) take() (rows []sst.Row, size int, tick int64, id uint64, whole bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, size := 0, 0
@@ -440,7 +440,7 @@ func (w *Writer) take() (rows []sst.Row, tick int64, id uint64, whole bool) {
 	id = w.nextID
 	w.nextID++
 	w.inflight++
-	return rows, tick, id, whole
+	return rows, size, tick, id, whole
 }
 
 // recycle offers rows, a whole pending array that was taken and encoded,
@@ -460,11 +460,11 @@ func (w *Writer) recycle(rows []sst.Row) {
 // start takes pending batches and stores them as one object in the
 // background.
 func (w *Writer) start() {
-	rows, tick, id, whole := w.take()
+	rows, size, tick, id, whole := w.take()
 	maxSeq, batches := rows[len(rows)-1].Seq, countBatches(rows)
 	go func() {
 		start := time.Now()
-		data, err := encodeBatches(rows, tick, w.opts.Epoch, w.opts.Compression)
+		data, err := encodeBatches(rows, size, tick, w.opts.Epoch, w.opts.Compression)
 		if whole {
 			w.recycle(rows)
 		}

@@ -151,8 +151,11 @@ func TestCacheConcurrent(t *testing.T) {
 }
 
 // TestCacheAllRecentlyUsed: when every entry of a full shard was hit, an
-// insert still evicts just what it needs (one entry here), after bounded
-// second chances, and the shard stays within its capacity.
+// insert still evicts just what it needs (one entry here), and the shard
+// stays within its capacity. The second chances are bounded: the oldest
+// maxSecondChances entries go back to the front and the next one is
+// evicted, rather than a pass over the whole shard that would end by
+// evicting the oldest.
 func TestCacheAllRecentlyUsed(t *testing.T) {
 	const capacity = cacheShards * 10 * (1000 + cacheEntryOverhead)
 	c := NewCache(capacity)
@@ -167,13 +170,16 @@ func TestCacheAllRecentlyUsed(t *testing.T) {
 		}
 	}
 	c.set(keys[10].id, keys[10].off, val, false)
-	gone := 0
-	for _, k := range keys[:10] {
+	var gone []int
+	for i, k := range keys[:10] {
 		if _, ok := c.get(k.id, k.off); !ok {
-			gone++
+			gone = append(gone, i)
 		}
 	}
-	if m := c.Metrics(); gone != 1 || m.Entries != 10 || m.Bytes > capacity {
-		t.Fatalf("%d entries evicted for one insert; metrics %+v", gone, m)
+	if m := c.Metrics(); len(gone) != 1 || m.Entries != 10 || m.Bytes > capacity {
+		t.Fatalf("entries %v evicted for one insert; metrics %+v", gone, m)
+	}
+	if gone[0] != maxSecondChances {
+		t.Fatalf("evicted entry %d, want %d: the %d oldest get a second chance, no more", gone[0], maxSecondChances, maxSecondChances)
 	}
 }
