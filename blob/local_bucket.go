@@ -61,13 +61,32 @@ type LocalBucket struct {
 	files fileCache
 
 	aids *localAids // temp files and directory handles (local_temps.go)
+
+	journal *localJournal // nil: every upload is made durable by itself (local_journal.go)
+}
+
+// LocalOptions configure a LocalBucket.
+type LocalOptions struct {
+	// JournalBytes is the size of each of the two journal files through
+	// which create-if-absent uploads are made durable (local_journal.go):
+	// 0 means DefaultJournalBytes, negative means no journal, so every
+	// upload fsyncs its file and directory. Bodies over half of it bypass
+	// the journal.
+	JournalBytes int64
 }
 
 var _ objstore.Bucket = (*LocalBucket)(nil)
 
-// NewLocalBucket opens (creating if needed) a local bucket rooted at dir and
-// removes stale upload temp files left by crashed processes.
+// NewLocalBucket opens (creating if needed) a local bucket rooted at dir
+// with default options: see NewLocalBucketWithOptions.
 func NewLocalBucket(dir string) (*LocalBucket, error) {
+	return NewLocalBucketWithOptions(dir, LocalOptions{})
+}
+
+// NewLocalBucketWithOptions opens (creating if needed) a local bucket rooted
+// at dir, replays the journals of processes that died using it (repairing
+// objects a power loss tore) and removes stale upload temp files they left.
+func NewLocalBucketWithOptions(dir string, opts LocalOptions) (*LocalBucket, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", dir, err)
@@ -84,7 +103,33 @@ func NewLocalBucket(dir string) (*LocalBucket, error) {
 	if err := b.removeStaleTemps(time.Now().Add(-staleTempAge)); err != nil {
 		return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
 	}
+	if journalSupported {
+		size := opts.JournalBytes
+		if size == 0 {
+			size = DefaultJournalBytes
+		}
+		j, err := newLocalJournal(b, max(size, 2*journalHeaderSize))
+		if err != nil {
+			return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
+		}
+		// Replay runs whatever the options: a bucket opened without a
+		// journal must still repair what a journaling process left.
+		if err := b.recoverJournals(j); err != nil {
+			return nil, fmt.Errorf("blob: local bucket %s: %w", root, err)
+		}
+		if size > 0 {
+			b.journal = j
+		}
+	}
 	return b, nil
+}
+
+// JournalStats returns counters of the bucket's journal (zero without one).
+func (b *LocalBucket) JournalStats() JournalStats {
+	if b.journal == nil {
+		return JournalStats{}
+	}
+	return b.journal.statsSnapshot()
 }
 
 // Root returns the absolute directory of the bucket.
@@ -113,12 +158,17 @@ func (b *LocalBucket) Provider() objstore.ObjProvider { return objstore.FILESYST
 // Name implements objstore.Bucket.
 func (b *LocalBucket) Name() string { return "local:" + b.root }
 
-// Close implements objstore.Bucket. It removes the spare temp files and
+// Close implements objstore.Bucket. It makes every journaled upload durable
+// in its own file and removes the journal, removes the spare temp files and
 // closes the directory handles; the bucket still works afterwards, without
 // them.
 func (b *LocalBucket) Close() error {
+	var err error
+	if b.journal != nil {
+		err = b.journal.close()
+	}
 	b.aids.close()
-	return nil
+	return err
 }
 
 // SupportedObjectUploadOptions implements objstore.Bucket.
@@ -161,7 +211,7 @@ func validateName(name string, isDir bool) error {
 	}
 	bad := name == "" || strings.HasPrefix(name, "/") || strings.ContainsRune(name, 0)
 	for i, c := range strings.Split(name, "/") {
-		bad = bad || c == "" || c == "." || c == ".." || (i == 0 && c == tmpDirName)
+		bad = bad || c == "" || c == "." || c == ".." || (i == 0 && (c == tmpDirName || c == journalDirName))
 	}
 	if bad {
 		return fmt.Errorf("%w: %q", ErrInvalidName, name)
@@ -187,6 +237,20 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	if err := b.ensureDir(pathDir(name)); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
+	if b.journal != nil {
+		if params.IfNotExists {
+			body, rest, ok, err := readBody(ctxReader{ctx, r}, b.journal.maxBody())
+			if err != nil {
+				return fmt.Errorf("blob: upload %s: %w", name, err)
+			}
+			if ok {
+				return b.uploadJournaled(ctx, name, path, body)
+			}
+			r = rest
+		} else {
+			b.journal.forget(name) // J3: before the new bytes replace the journaled ones
+		}
+	}
 	tmp, err := b.writeTemp(ctx, r)
 	if err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
@@ -209,6 +273,44 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 			return fmt.Errorf("blob: upload %s: %w", name, err)
 		}
 		b.files.drop(path) // a handle of the old object must not serve the new one
+	}
+	if err := b.syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("blob: upload %s: %w", name, err)
+	}
+	return nil
+}
+
+// uploadJournaled creates name (create-if-absent) holding body, made durable
+// by a journal record (local_journal.go) or, when the journal cannot take
+// it, by fsyncs of the file and its directory.
+func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, body []byte) error {
+	t, err := b.aids.take()
+	if err != nil {
+		return fmt.Errorf("blob: upload %s: %w", name, err)
+	}
+	defer b.aids.retire(t.path)
+	defer t.f.Close()
+	if _, err := t.f.Write(body); err != nil {
+		return fmt.Errorf("blob: upload %s: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.Link(t.path, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", errConditionNotMet, name)
+		}
+		return fmt.Errorf("blob: upload %s: %w", name, err)
+	}
+	// From here the name exists and holds body; what is left is making it
+	// durable.
+	if err := b.journal.appendRecord(recordCreate, name, body); err == nil {
+		b.journal.stats.journaled.Add(1)
+		return nil
+	}
+	b.journal.stats.direct.Add(1)
+	if err := t.f.Sync(); err != nil {
+		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
 	if err := b.syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
@@ -430,6 +532,9 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 	}
 	path, _ := b.objectPath(name)
 	b.files.drop(path)
+	if b.journal != nil {
+		b.journal.forget(name) // J3
+	}
 	if err := os.Remove(path); err != nil {
 		return b.statErr(name, err)
 	}
@@ -521,7 +626,7 @@ func (b *LocalBucket) list(ctx context.Context, dir string, recursive bool) ([]l
 		}
 		name := filepath.ToSlash(rel)
 		switch {
-		case d.IsDir() && name == tmpDirName:
+		case d.IsDir() && (name == tmpDirName || name == journalDirName):
 			return fs.SkipDir
 		case d.IsDir() && recursive:
 			return nil

@@ -28,7 +28,7 @@ func TestLocalBucketRejectsEscapingNames(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	ctx := context.Background()
-	for _, name := range []string{"", "/abs", "../x", "a/../../x", "a/./b", "a//b", "a/", ".tmp/x", ".tmp", "..", "a\x00b"} {
+	for _, name := range []string{"", "/abs", "../x", "a/../../x", "a/./b", "a//b", "a/", ".tmp/x", ".tmp", ".journal/LOCK", ".journal", "..", "a\x00b"} {
 		err := b.Upload(ctx, name, strings.NewReader("x"))
 		if !errors.Is(err, ErrInvalidName) {
 			t.Errorf("upload %q: %v; want ErrInvalidName", name, err)
@@ -456,21 +456,48 @@ func TestLocalReadRange(t *testing.T) {
 }
 
 // BenchmarkLocalUploadIfNotExists times the durable create-if-absent of a
-// small object, the local bucket's WAL PUT: temp file, fsync, link, fsync
-// of the directory.
+// small object, the local bucket's WAL PUT: temp file, link, then a journal
+// record and its fdatasync ("journal") or fsyncs of the file and its
+// directory ("direct"); "-parallel" runs 8 uploaders at once, whose journal
+// records share fdatasyncs.
 func BenchmarkLocalUploadIfNotExists(b *testing.B) {
-	bkt, err := NewLocalBucket(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { bkt.Close() })
-	data := bytes.Repeat([]byte("x"), 4096)
-	i := 0
-	for b.Loop() {
-		i++
-		if err := bkt.Upload(context.Background(), fmt.Sprintf("wal/%020d.wal", i), bytes.NewReader(data), objstore.WithIfNotExists()); err != nil {
-			b.Fatal(err)
-		}
+	for _, mode := range []struct {
+		name     string
+		journal  int64
+		parallel bool
+	}{{"journal", 0, false}, {"direct", -1, false}, {"journal-parallel", 0, true}, {"direct-parallel", -1, true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			bkt, err := NewLocalBucketWithOptions(b.TempDir(), LocalOptions{JournalBytes: mode.journal})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { bkt.Close() })
+			if bkt.journal != nil {
+				if err := bkt.journal.waitReady(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			data := bytes.Repeat([]byte("x"), 4096)
+			var i atomic.Int64
+			put := func() {
+				name := fmt.Sprintf("wal/%020d.wal", i.Add(1))
+				if err := bkt.Upload(context.Background(), name, bytes.NewReader(data), objstore.WithIfNotExists()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if mode.parallel {
+				b.SetParallelism(4) // 8 goroutines on 2 Ps
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						put()
+					}
+				})
+				return
+			}
+			for b.Loop() {
+				put()
+			}
+		})
 	}
 }
 

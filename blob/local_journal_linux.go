@@ -1,0 +1,48 @@
+package blob
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// journalSupported reports whether LocalBucket can keep a journal here: it
+// needs fdatasync, syncfs and flock.
+const journalSupported = true
+
+// fdatasync flushes f's data, and its metadata only where reading the data
+// back needs it: on a preallocated, already written file, one data write and
+// a cache flush.
+func fdatasync(f *os.File) error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// syncFS flushes the whole file system holding f: every written file, name
+// and directory on it.
+func syncFS(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
+
+// lockFile takes an exclusive flock on f: blocking, or failing with
+// errLocked if wait is false and another open file holds it.
+func lockFile(f *os.File, wait bool) error {
+	how := unix.LOCK_EX
+	if !wait {
+		how |= unix.LOCK_NB
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EWOULDBLOCK:
+			return errLocked
+		}
+		return err
+	}
+}
+
+func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
