@@ -10,10 +10,13 @@
 //
 // Invariants:
 //
-//  1. An Upload to a LocalBucket that returns nil survives power loss: the
-//     body is fsynced in a temp file before it gets its name, and the
-//     directory holding the name is fsynced before Upload returns (so are the
-//     parents of directories it creates).
+//  1. An Upload to a LocalBucket that returns nil survives power loss:
+//     either the body is fsynced in a temp file before it gets its name and
+//     the directory holding the name is fsynced before Upload returns (so
+//     are the parents of directories it creates), or (a create-if-absent
+//     upload through the local journal) a record of the name and body is
+//     fdatasynced in the journal, which the next NewLocalBucket replays
+//     before anything reads the bucket (local_journal.go, J1-J4).
 //  2. A name in a LocalBucket never refers to a partial object: the body is
 //     complete before link(2) or rename(2) publishes it, so no reader, in
 //     any process, sees half an object.
