@@ -132,7 +132,7 @@ type journalFile struct {
 	gen     uint64
 	used    int64     // bytes reserved, the header included
 	writers int       // appends that reserved space and have not finished
-	since   time.Time // when it became active
+	since   time.Time // when its first record of this generation was reserved
 	names   []string  // names of create records in this generation
 
 	// Group commit: an append needs an fdatasync that started after its
@@ -271,6 +271,9 @@ func (j *localJournal) appendRecord(kind byte, name string, body []byte) error {
 			return errJournalOff
 		}
 	}
+	if f.used == journalHeaderSize {
+		f.since = time.Now() // the age that bounds a record's life starts with the first
+	}
 	off, gen := f.used, f.gen
 	f.used += n
 	f.writers++
@@ -354,7 +357,6 @@ func (j *localJournal) prepareLocked() {
 			return
 		}
 		j.active, j.spare = files[0], files[1]
-		j.active.since = time.Now()
 	}()
 }
 
@@ -418,7 +420,6 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 func (j *localJournal) rotateLocked() {
 	old := j.active
 	j.active, j.spare, j.retired = j.spare, nil, old
-	j.active.since = time.Now()
 	j.bg.Add(1)
 	go func() {
 		defer j.bg.Done()
