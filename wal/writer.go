@@ -135,6 +135,11 @@ type Writer struct {
 	durableCh      chan struct{} // closed and replaced when durableSeq moves or err is set
 	history        []Stored      // stored objects not yet reported by FlushedThrough
 	closing        bool
+	// loopWaits is what the sleeping loop waits for, so that Append wakes
+	// it only when its batch can change the loop's decision: under load a
+	// wake-up per batch was a goroutine switch per write, for nothing while
+	// a PUT is in flight.
+	loopWaits waitReason
 
 	durableSeq atomic.Uint64
 	kick       chan struct{}
@@ -146,6 +151,17 @@ type Writer struct {
 		putSeconds, objectBatches                *histogram
 	}
 }
+
+// waitReason is what the writer's loop sleeps until.
+type waitReason uint8
+
+const (
+	waitKick     waitReason = iota // only a kick: a finished PUT, Close, an error
+	waitAppend                     // any batch (the writer is idle)
+	waitRejoin                     // pendingBatches reaching rejoinTarget
+	waitFullSize                   // a whole object's worth pending (waitInterval)
+	waitBacklog                    // pipelineMinBytes pending, to start a second PUT
+)
 
 // Bucket bounds of the writer's histograms.
 var (
@@ -198,9 +214,22 @@ func (w *Writer) Append(rows []sst.Row, tick int64) error {
 	w.pending = append(w.pending, rows...)
 	w.pendingBatches++
 	w.pendingTick = max(w.pendingTick, tick)
+	var wake bool
+	switch w.loopWaits {
+	case waitAppend:
+		wake = true
+	case waitRejoin:
+		wake = w.pendingBatches >= w.rejoinTarget
+	case waitFullSize:
+		wake = w.pendingBytes >= w.opts.MaxObjectBytes
+	case waitBacklog:
+		wake = w.pendingBytes >= pipelineMinBytes
+	}
 	w.mu.Unlock()
 	w.stats.batches.Add(1)
-	w.wake()
+	if wake {
+		w.wake()
+	}
 	return nil
 }
 
@@ -320,13 +349,17 @@ func (w *Writer) wake() {
 func (w *Writer) loop() {
 	defer close(w.done)
 	var lastStart time.Time
+	rejoinTimer := time.NewTimer(time.Hour)
+	rejoinTimer.Stop()
+	defer rejoinTimer.Stop()
 	for {
 		w.mu.Lock()
 		idle := len(w.pending) == 0
 		// The window, not just the count, is bounded: object id may start
 		// only once every id up to id-Inflight is acknowledged. A fenced
 		// writer therefore never stores anything above fence+MaxInflight-1.
-		full := w.nextID >= w.ackedID+uint64(w.opts.Inflight)
+		windowFull := w.nextID >= w.ackedID+uint64(w.opts.Inflight)
+		full := windowFull
 		// A second PUT in flight only pays off for a large backlog: small
 		// concurrent PUTs split the waiting writers into small groups, and
 		// concurrent fsyncs each get slower (measured: 16 writers on local
@@ -335,14 +368,28 @@ func (w *Writer) loop() {
 		stop := (w.err != nil && w.inflight == 0) || (w.closing && idle && w.inflight == 0)
 		failed := w.err != nil
 		rejoin := w.rejoinWaitLocked()
+		waiting := rejoin > 0 && !idle && !full && !failed
+		switch {
+		case stop || failed || windowFull:
+			w.loopWaits = waitKick
+		case full:
+			w.loopWaits = waitBacklog
+		case idle:
+			w.loopWaits = waitAppend
+		case waiting:
+			w.loopWaits = waitRejoin
+		default:
+			w.loopWaits = waitKick
+		}
 		w.mu.Unlock()
 		if stop {
 			return
 		}
 		if idle || full || failed || rejoin > 0 {
 			var timeout <-chan time.Time
-			if rejoin > 0 && !idle && !full && !failed {
-				timeout = time.After(rejoin)
+			if waiting {
+				rejoinTimer.Reset(rejoin)
+				timeout = rejoinTimer.C
 			}
 			select {
 			case <-w.kick:
@@ -352,6 +399,9 @@ func (w *Writer) loop() {
 				w.mu.Unlock()
 			case <-w.abandon:
 				return
+			}
+			if waiting {
+				rejoinTimer.Stop()
 			}
 			continue
 		}
@@ -377,6 +427,10 @@ func (w *Writer) waitInterval(d time.Duration) bool {
 	for {
 		w.mu.Lock()
 		enough := w.pendingBytes >= w.opts.MaxObjectBytes || w.closing
+		w.loopWaits = waitFullSize
+		if enough {
+			w.loopWaits = waitKick
+		}
 		w.mu.Unlock()
 		if enough {
 			return true
