@@ -31,17 +31,24 @@ func (b *bucketFlags) register(fs *flag.FlagSet) {
 // of --bucket and --objstore.config-file may be given; without either the
 // bucket is the local directory --dir.
 func (b *bucketFlags) open(ctx context.Context, logger *slog.Logger) (objstore.Bucket, error) {
+	bkt, _, err := b.openLocal(ctx, logger)
+	return bkt, err
+}
+
+// openLocal is open that also returns the LocalBucket under the wrappers,
+// or nil if the bucket is not a local directory.
+func (b *bucketFlags) openLocal(ctx context.Context, logger *slog.Logger) (objstore.Bucket, *blob.LocalBucket, error) {
 	var (
 		bkt objstore.Bucket
 		err error
 	)
 	switch {
 	case b.bucket != "" && b.configFile != "":
-		return nil, errors.New("give --bucket or --objstore.config-file, not both")
+		return nil, nil, errors.New("give --bucket or --objstore.config-file, not both")
 	case b.configFile != "":
 		conf, rerr := os.ReadFile(b.configFile)
 		if rerr != nil {
-			return nil, rerr
+			return nil, nil, rerr
 		}
 		bkt, err = blob.OpenConfig(ctx, conf, logger)
 	case b.bucket != "":
@@ -50,19 +57,20 @@ func (b *bucketFlags) open(ctx context.Context, logger *slog.Logger) (objstore.B
 		bkt, err = blob.NewLocalBucket(b.dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open bucket: %w", err)
+		return nil, nil, fmt.Errorf("open bucket: %w", err)
 	}
+	local, _ := bkt.(*blob.LocalBucket)
 	if spec := os.Getenv("STRATA_FAULTS"); spec != "" {
 		// The chaos campaigns' hook (integration/chaos): faults go under the
 		// retry layer, where a real store's would be.
 		cfg, err := blob.ParseFaultSpec(spec)
 		if err != nil {
-			return nil, fmt.Errorf("STRATA_FAULTS: %w", err)
+			return nil, nil, fmt.Errorf("STRATA_FAULTS: %w", err)
 		}
 		logger.Warn("injecting object-store faults (STRATA_FAULTS); for testing only", "spec", spec)
 		bkt = blob.NewFaultBucket(bkt, cfg)
 	}
-	return blob.NewRetryBucket(bkt, blob.RetryOptions{}), nil
+	return blob.NewRetryBucket(bkt, blob.RetryOptions{}), local, nil
 }
 
 // localDir returns the directory of a local bucket (--dir, or a --bucket

@@ -182,6 +182,22 @@ func TestServerMetrics(t *testing.T) {
 			m["strata_wal_put_seconds_count"], m["strata_wal_object_batches_count"], m["strata_wal_object_batches_sum"],
 			objs, m["strata_wal_batches_total"])
 	}
+	// The local journal gets ready in the background (it zero-fills its
+	// files); from then on durable writes are made durable through it.
+	for i := 0; m["strata_local_journal_records_total"] == 0; i++ {
+		if time.Now().After(deadline.Add(60 * time.Second)) {
+			t.Fatalf("no upload went through the local journal: %v direct, failed %v",
+				m["strata_local_journal_direct_total"], m["strata_local_journal_failed"])
+		}
+		if err := rdb.Set(ctx, fmt.Sprintf("more:%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		m = scrape(t, base)
+	}
+	// Every WAL object (and manifest) was made durable one way or the other.
+	if j, d, w := m["strata_local_journal_records_total"], m["strata_local_journal_direct_total"], m["strata_wal_objects_total"]; j+d < w || m["strata_local_journal_failed"] != 0 {
+		t.Errorf("local journal: %v records + %v direct < %v WAL objects, or failed (%v)", j, d, w, m["strata_local_journal_failed"])
+	}
 	checkInfoMatchesMetrics(t, ctx, rdb, base)
 	if code, body := httpGet(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
 		t.Errorf("/debug/pprof/ = %d", code)
@@ -208,7 +224,7 @@ func TestServerMetrics(t *testing.T) {
 // strata_* and objstore operation series has its INFO field (the name
 // without strata_ and, for counters, _total; objstore_<op>[_failures];
 // histograms' _count and _sum), and every field of INFO's Strata,
-// Compactor, Objstore and Diskcache sections is a series. Values match: read INFO,
+// Compactor, Objstore, Diskcache and Localjournal sections is a series. Values match: read INFO,
 // scrape, read INFO again; a counter's scrape lies between the two reads,
 // a gauge that did not move equals both.
 func checkInfoMatchesMetrics(t *testing.T, ctx context.Context, rdb *redis.Client, base string) {
@@ -281,7 +297,7 @@ func infoFigures(t *testing.T, ctx context.Context, rdb *redis.Client) map[strin
 			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (section != "Strata" && section != "Compactor" && section != "Objstore" && section != "Diskcache") {
+		if !ok || (section != "Strata" && section != "Compactor" && section != "Objstore" && section != "Diskcache" && section != "Localjournal") {
 			continue
 		}
 		if f, err := strconv.ParseFloat(v, 64); err == nil {

@@ -271,7 +271,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	}
 	defer me.close()
 
-	bkt, err := f.bucketFlags.open(ctx, logger)
+	bkt, lb, err := f.bucketFlags.openLocal(ctx, logger) // lb: nil unless a local directory
 	if err != nil {
 		closeListeners()
 		return err
@@ -336,7 +336,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		ProtoMaxBulkLen: maxBulk, ClientQueryBufferLimit: queryLimit,
 		Port: f.port, Bind: f.bind, Dir: f.dir, Bucket: f.describe(),
 		Extra: func() []resp.InfoSection {
-			return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo(), diskCacheInfo(dc)}
+			return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo(), diskCacheInfo(dc), journalInfo(lb)}
 		},
 		Shutdown: func() { once.Do(func() { close(shutdown) }) },
 		Logger:   logger.With("component", "resp"),
@@ -357,8 +357,15 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	if comp != nil {
 		src.Compactor = comp.Stats
 	}
-	if dc != nil {
-		src.Extra = func() []lsm.Figure { return diskCacheFigures(dc.Stats()) }
+	src.Extra = func() []lsm.Figure {
+		var figs []lsm.Figure
+		if dc != nil {
+			figs = append(figs, diskCacheFigures(dc.Stats())...)
+		}
+		if lb != nil {
+			figs = append(figs, journalFigures(lb.JournalStats())...)
+		}
+		return figs
 	}
 	// Ready while the engine accepts writes: not once fenced by a newer
 	// server (the engine learns it from its manifest poll), closed or
