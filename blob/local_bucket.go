@@ -70,8 +70,8 @@ type LocalOptions struct {
 	// JournalBytes is the size of each of the two journal files through
 	// which create-if-absent uploads are made durable (local_journal.go):
 	// 0 means DefaultJournalBytes, negative means no journal, so every
-	// upload fsyncs its file and directory. Bodies over half of it bypass
-	// the journal.
+	// upload fsyncs its file and directory. Bodies over 1 MiB (or half a
+	// journal file, if less) bypass the journal.
 	JournalBytes int64
 }
 

@@ -88,8 +88,14 @@ const (
 	// journalRecordHeader: crc32c, body length, generation, kind, name length.
 	journalRecordHeader = 4 + 4 + 8 + 1 + 2
 	// DefaultJournalBytes is the size of each of a process's two journal
-	// files. Bodies over half of it are uploaded the direct way.
+	// files.
 	DefaultJournalBytes = 32 << 20
+	// journalMaxBody is the largest body the journal takes (and half a
+	// journal file, if that is less). A larger one is a big group of writes
+	// (an everysec second, a bulk load) whose two fsyncs are a small part of
+	// its cost, and journaling it would write its bytes to the disk twice
+	// (record, then the object at the checkpoint).
+	journalMaxBody = 1 << 20
 	// journalCheckpointAge bounds how long a record lives before the
 	// checkpoint that voids it: it bounds a replay's work, and the window
 	// in which another process's delete of a journaled name (which writes no
@@ -113,7 +119,7 @@ var (
 // JournalStats count a LocalBucket journal's work.
 type JournalStats struct {
 	Journaled   uint64 // uploads made durable by a journal record
-	Direct      uint64 // create-if-absent uploads that went the direct way
+	Direct      uint64 // uploads small enough for the journal that it could not take (not ready, full, off)
 	Forgotten   uint64 // forget records appended
 	Syncs       uint64 // fdatasyncs of journal files (group commit: <= Journaled)
 	Checkpoints uint64 // checkpoints finished
@@ -244,7 +250,7 @@ func newLocalJournal(b *LocalBucket, size int64) (*localJournal, error) {
 }
 
 // maxBody is the largest body the journal takes.
-func (j *localJournal) maxBody() int { return int(j.size / 2) }
+func (j *localJournal) maxBody() int { return int(min(j.size/2, journalMaxBody)) }
 
 // appendRecord makes a record durable in the active file. errJournalOff
 // means it was not written: the caller makes its object durable itself.

@@ -388,3 +388,20 @@ func TestJournalLargeBodyGoesDirect(t *testing.T) {
 		}
 	}
 }
+
+func TestJournalTakesBodiesUpTo1MiB(t *testing.T) {
+	b := openJournaled(t, t.TempDir(), 0) // the default: 32 MiB files
+	defer b.Close()
+	ctx := context.Background()
+	for i, n := range []int{journalMaxBody, journalMaxBody + 1} {
+		if err := b.Upload(ctx, fmt.Sprintf("wal/%d", i), bytes.NewReader(make([]byte, n)), objstore.WithIfNotExists()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := b.JournalStats(); st.Journaled != 1 || st.Direct != 0 {
+		t.Fatalf("stats %+v: want the 1 MiB body journaled and the larger one past the journal", st)
+	}
+	if got := mustGetBytes(t, b, "wal/1"); len(got) != journalMaxBody+1 {
+		t.Fatalf("the larger body: %d bytes", len(got))
+	}
+}

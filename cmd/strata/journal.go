@@ -14,7 +14,7 @@ func journalFigures(s blob.JournalStats) []lsm.Figure {
 	}
 	return []lsm.Figure{
 		counter("local_journal_records", "Uploads to the local bucket made durable by a journal record.", s.Journaled),
-		counter("local_journal_direct", "Create-if-absent uploads that fsynced their own file and directory instead.", s.Direct),
+		counter("local_journal_direct", "Uploads small enough for the journal that it could not take (not ready yet, full, failed): they fsynced their file and directory.", s.Direct),
 		counter("local_journal_syncs", "fdatasyncs of journal files (records share them: group commit).", s.Syncs),
 		counter("local_journal_checkpoints", "Journal checkpoints (a syncfs, then the file's records voided).", s.Checkpoints),
 		counter("local_journal_forgets", "Forget records written before deleting or overwriting a journaled object.", s.Forgotten),
