@@ -124,6 +124,10 @@ func NewLocalBucketWithOptions(dir string, opts LocalOptions) (*LocalBucket, err
 	return b, nil
 }
 
+// Journaling reports whether the bucket makes small create-if-absent
+// uploads durable through its journal (LocalOptions.JournalBytes).
+func (b *LocalBucket) Journaling() bool { return b.journal != nil }
+
 // JournalStats returns counters of the bucket's journal (zero without one).
 func (b *LocalBucket) JournalStats() JournalStats {
 	if b.journal == nil {

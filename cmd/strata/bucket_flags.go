@@ -16,15 +16,17 @@ import (
 // bucketFlags are the flags every subcommand that opens a bucket shares, so
 // the server and a separate compactor name the same bucket the same way.
 type bucketFlags struct {
-	dir        string
-	bucket     string
-	configFile string
+	dir          string
+	bucket       string
+	configFile   string
+	localJournal bool
 }
 
 func (b *bucketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.dir, "dir", "./data", "local data directory (the default bucket)")
 	fs.StringVar(&b.bucket, "bucket", "", "bucket URL: file:///path, s3://bucket/prefix?endpoint=host:port&insecure=true")
 	fs.StringVar(&b.configFile, "objstore.config-file", "", "thanos objstore client config (YAML) of the bucket")
+	fs.BoolVar(&b.localJournal, "local-journal", true, "make small create-if-absent uploads (WAL objects, manifests) to the --dir bucket durable with a record in a local journal and one fdatasync, not by fsyncing each file and its directory")
 }
 
 // open opens the bucket the flags name, wrapped with retries. At most one
@@ -54,7 +56,11 @@ func (b *bucketFlags) openLocal(ctx context.Context, logger *slog.Logger) (objst
 	case b.bucket != "":
 		bkt, err = blob.Open(ctx, b.bucket, logger)
 	default:
-		bkt, err = blob.NewLocalBucket(b.dir)
+		var opts blob.LocalOptions
+		if !b.localJournal {
+			opts.JournalBytes = -1
+		}
+		bkt, err = blob.NewLocalBucketWithOptions(b.dir, opts)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("open bucket: %w", err)

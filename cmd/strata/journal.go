@@ -33,6 +33,9 @@ func journalInfo(lb *blob.LocalBucket) resp.InfoSection {
 	}
 	s := lb.JournalStats()
 	fields := [][2]string{{"local_journal", "on"}}
+	if !lb.Journaling() {
+		fields[0][1] = "off"
+	}
 	if s.Err != nil {
 		fields = append(fields, [2]string{"local_journal_error", s.Err.Error()})
 	}
