@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -586,12 +587,11 @@ type journalRecord struct {
 
 // deadJournal is a journal file no live process holds.
 type deadJournal struct {
-	f         *os.File
-	path      string
-	instance  uint64
-	gen       uint64
-	records   []journalRecord
-	headerBad bool
+	f        *os.File
+	path     string
+	instance uint64
+	gen      uint64
+	records  []journalRecord
 }
 
 // readJournal parses a journal file's valid records: those after a good
@@ -671,7 +671,9 @@ func (b *LocalBucket) recoverJournals(j *localJournal) error {
 			d := &deadJournal{f: f, path: path}
 			var ok bool
 			d.instance, d.gen, d.records, ok = readJournal(data)
-			d.headerBad = !ok // torn while a generation started: holds nothing (J1)
+			if !ok {
+				d.records = nil // a header torn while a generation started: no records of it were acknowledged (J1)
+			}
 			dead = append(dead, d)
 		}
 		if len(dead) == 0 {
@@ -679,9 +681,9 @@ func (b *LocalBucket) recoverJournals(j *localJournal) error {
 		}
 		slices.SortFunc(dead, func(a, b *deadJournal) int {
 			if a.instance != b.instance {
-				return cmpUint(a.instance, b.instance)
+				return cmp.Compare(a.instance, b.instance)
 			}
-			return cmpUint(a.gen, b.gen)
+			return cmp.Compare(a.gen, b.gen)
 		})
 		latest := map[string][]byte{}
 		var order []string
@@ -718,16 +720,6 @@ func (b *LocalBucket) recoverJournals(j *localJournal) error {
 		}
 		return syncDir(j.dir)
 	})
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // restore makes name hold body durably, unless it already does. It reports

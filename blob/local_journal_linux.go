@@ -44,5 +44,3 @@ func lockFile(f *os.File, wait bool) error {
 		return err
 	}
 }
-
-func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }

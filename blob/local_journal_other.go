@@ -16,4 +16,3 @@ var errNoJournal = errors.New("blob: no local journal on this platform")
 func fdatasync(f *os.File) error    { return f.Sync() }
 func syncFS(*os.File) error         { return errNoJournal }
 func lockFile(*os.File, bool) error { return errNoJournal }
-func unlockFile(*os.File) error     { return errNoJournal }
