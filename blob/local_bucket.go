@@ -264,13 +264,8 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 		return err
 	}
 	if params.IfNotExists {
-		// link(2) fails with EEXIST if the name exists, atomically, whoever
-		// (goroutine or process) created it: that is create-if-absent.
-		if err := os.Link(tmp, path); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%w: %s", errConditionNotMet, name)
-			}
-			return fmt.Errorf("blob: upload %s: %w", name, err)
+		if err := linkIfAbsent(tmp, path, name); err != nil {
+			return err
 		}
 	} else {
 		if err := os.Rename(tmp, path); err != nil {
@@ -300,11 +295,8 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.Link(t.path, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s", errConditionNotMet, name)
-		}
-		return fmt.Errorf("blob: upload %s: %w", name, err)
+	if err := linkIfAbsent(t.path, path, name); err != nil {
+		return err
 	}
 	// From here the name exists and holds body; what is left is making it
 	// durable.
@@ -317,6 +309,19 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
 	if err := b.syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("blob: upload %s: %w", name, err)
+	}
+	return nil
+}
+
+// linkIfAbsent publishes the temp file tmp as object name at path. link(2)
+// fails with EEXIST if the name exists, atomically, whoever (goroutine or
+// process) created it: that is create-if-absent.
+func linkIfAbsent(tmp, path, name string) error {
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", errConditionNotMet, name)
+		}
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
 	return nil

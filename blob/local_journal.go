@@ -133,7 +133,6 @@ type JournalStats struct {
 type journalFile struct {
 	f    *os.File // flocked while this process uses it
 	path string
-	size int64
 
 	// Guarded by localJournal.mu.
 	gen     uint64
@@ -200,7 +199,6 @@ func (f *journalFile) writeHeader(instance, gen uint64) error {
 
 // localJournal is a LocalBucket's journal; see the comment at the top.
 type localJournal struct {
-	b        *LocalBucket
 	dir      string
 	size     int64
 	instance uint64
@@ -231,7 +229,6 @@ func newLocalJournal(b *LocalBucket, size int64) (*localJournal, error) {
 		return nil, err
 	}
 	j := &localJournal{
-		b:        b,
 		dir:      filepath.Join(b.root, journalDirName),
 		size:     size,
 		instance: binary.LittleEndian.Uint64(id[:]),
@@ -268,12 +265,12 @@ func (j *localJournal) appendRecord(kind byte, name string, body []byte) error {
 		return errJournalOff
 	}
 	f := j.active
-	if f.used+n > f.size || (f.used > journalHeaderSize && time.Since(f.since) > journalCheckpointAge) {
+	if f.used+n > j.size || (f.used > journalHeaderSize && time.Since(f.since) > journalCheckpointAge) {
 		if j.spare != nil && j.retired == nil {
 			j.rotateLocked()
 			f = j.active
 		}
-		if f.used+n > f.size {
+		if f.used+n > j.size {
 			j.mu.Unlock()
 			return errJournalOff
 		}
@@ -388,7 +385,7 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 			if err != nil {
 				return err
 			}
-			f := &journalFile{f: fh, path: path, size: j.size}
+			f := &journalFile{f: fh, path: path}
 			f.syncCond = sync.NewCond(&f.syncMu)
 			files = append(files, f)
 			if err := lockFile(fh, false); err != nil {
@@ -402,8 +399,8 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 	}
 	zeros := make([]byte, 1<<20)
 	for _, f := range files {
-		for off := int64(0); off < f.size; off += int64(len(zeros)) {
-			if _, err := f.f.WriteAt(zeros[:min(int64(len(zeros)), f.size-off)], off); err != nil {
+		for off := int64(0); off < j.size; off += int64(len(zeros)) {
+			if _, err := f.f.WriteAt(zeros[:min(int64(len(zeros)), j.size-off)], off); err != nil {
 				return files, err
 			}
 		}
@@ -475,18 +472,7 @@ func (j *localJournal) checkpoint(old *journalFile) {
 // the journal files. If that fails they are left for the next open to
 // replay.
 func (j *localJournal) close() error {
-	j.mu.Lock()
-	j.closed = true
-	j.mu.Unlock()
-	j.bg.Wait()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for _, f := range []*journalFile{j.active, j.spare, j.retired} {
-		for f != nil && f.writers > 0 {
-			j.cond.Wait()
-		}
-	}
-	files := j.filesLocked()
+	files := j.shutdown()
 	if len(files) == 0 {
 		return nil
 	}
@@ -497,7 +483,6 @@ func (j *localJournal) close() error {
 		}
 		f.f.Close()
 	}
-	j.active, j.spare, j.retired = nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("blob: journal: final sync failed, journal kept for the next open: %w", err)
 	}
@@ -507,27 +492,31 @@ func (j *localJournal) close() error {
 // abandon stops the journal as a crash would: files closed (their locks
 // released), nothing synced or removed. For tests.
 func (j *localJournal) abandon() {
+	for _, f := range j.shutdown() {
+		f.f.Close()
+	}
+}
+
+// shutdown turns the journal off for good, waits for its background work
+// and its appends in flight, and hands over its files.
+func (j *localJournal) shutdown() []*journalFile {
 	j.mu.Lock()
 	j.closed = true
 	j.mu.Unlock()
 	j.bg.Wait()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for _, f := range j.filesLocked() {
-		f.f.Close()
-	}
-	j.active, j.spare, j.retired = nil, nil, nil
-}
-
-// REQUIRES: j.mu held.
-func (j *localJournal) filesLocked() []*journalFile {
-	var out []*journalFile
+	var files []*journalFile
 	for _, f := range []*journalFile{j.active, j.spare, j.retired} {
+		for f != nil && f.writers > 0 {
+			j.cond.Wait()
+		}
 		if f != nil {
-			out = append(out, f)
+			files = append(files, f)
 		}
 	}
-	return out
+	j.active, j.spare, j.retired = nil, nil, nil
+	return files
 }
 
 // waitReady waits until the journal can take records or is off. For tests
@@ -722,8 +711,10 @@ func (b *LocalBucket) recoverJournals(j *localJournal) error {
 	})
 }
 
-// restore makes name hold body durably, unless it already does. It reports
-// whether it wrote.
+// restore makes name hold body durably, unless it already does, and reports
+// whether it wrote. It runs before the bucket has a journal, so the plain
+// upload (a fsynced temp file renamed over the torn one, then the directory
+// fsynced) is made durable by itself.
 func (b *LocalBucket) restore(name string, body []byte) (bool, error) {
 	path, err := b.objectPath(name)
 	if err != nil {
@@ -732,19 +723,7 @@ func (b *LocalBucket) restore(name string, body []byte) (bool, error) {
 	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, body) {
 		return false, nil
 	}
-	if err := b.ensureDir(pathDir(name)); err != nil {
-		return false, err
-	}
-	tmp, err := b.writeTemp(context.Background(), bytes.NewReader(body))
-	if err != nil {
-		return false, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return false, err
-	}
-	b.files.drop(path)
-	return true, b.syncDir(filepath.Dir(path))
+	return true, b.Upload(context.Background(), name, bytes.NewReader(body))
 }
 
 // readBody reads r whole if it holds at most limit bytes. Otherwise it
