@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,4 +334,63 @@ func TestPipelinedAcksInOrder(t *testing.T) {
 		t.Fatalf("replayed %d batches, want 800", len(seqs))
 	}
 	t.Logf("800 batches in %d objects", w.Stats().Objects)
+}
+
+// gateBucket holds every Upload until release is closed, counting the
+// Uploads that started.
+type gateBucket struct {
+	objstore.Bucket
+	release chan struct{}
+	started atomic.Int32
+}
+
+func (b *gateBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	b.started.Add(1)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.Bucket.Upload(ctx, name, r, opts...)
+}
+
+// TestBacklogStartsSecondPut: while a PUT is in flight, a backlog of
+// pipelineMinBytes starts a second one at once. Appends wake the writer's
+// loop only when they can change what it does; this is one of those times,
+// and if the wake-up were lost the second PUT would wait for the first.
+func TestBacklogStartsSecondPut(t *testing.T) {
+	bkt := &gateBucket{Bucket: blob.NewMemBucket(), release: make(chan struct{})}
+	w := NewWriter(bkt, 1, 0, nil, Options{Hedge: -1})
+	defer w.Close()
+	defer close(bkt.release)
+	waitStarted := func(n int32) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for bkt.started.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d PUTs started, want %d", bkt.started.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := w.Append(batch(1, "small"), 1); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(1)
+	// Below the backlog, nothing more starts while the first PUT hangs.
+	big := strings.Repeat("v", pipelineMinBytes/4)
+	for s := uint64(2); s <= 4; s++ {
+		if err := w.Append([]sst.Row{{Key: fmt.Appendf(nil, "k%d", s), Seq: s, Kind: sst.KindPut, Value: []byte(big)}}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := bkt.started.Load(); n != 1 {
+		t.Fatalf("%d PUTs started for a backlog under %d bytes", n, pipelineMinBytes)
+	}
+	// The append that makes the backlog reach it starts the second PUT.
+	if err := w.Append([]sst.Row{{Key: []byte("k5"), Seq: 5, Kind: sst.KindPut, Value: []byte(big)}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(2)
 }
