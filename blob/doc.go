@@ -56,4 +56,10 @@
 //     already under way bring back for the old object are thrown away.
 //  13. A DiskCache's part files total at most MaxBytes after every call,
 //     and concurrent readers of one missing part make one bucket read.
+//  14. A Delete on a LocalBucket is not durable when it returns: after a
+//     power loss the object may be back (whole, or torn if its data was
+//     only in the journal and the journal's forget record kept replay from
+//     mending it). Only garbage is ever deleted (GC), under names that are
+//     never created again, and GC deletes what comes back; a WAL object
+//     that does not decode is kept like a fence until FenceRetention.
 package blob

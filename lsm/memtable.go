@@ -29,19 +29,22 @@ const maxHeight = 20
 //	         next[height] u64 (atomic) | key
 //	version: older u64 | seq u64 | expireAt u64 | valueLen u32 | kind u32 |
 //	         value
+//
+// The fields every read loads come first, apart from those each add writes
+// (see arena on why).
 type memtable struct {
 	a      *arena
 	head   uint64 // node of height maxHeight, no key
 	height atomic.Int32
-	rnd    *rand.Rand // used only by the writer
+	seed   maphash.Seed
+	index  atomic.Pointer[memIndex]
+	_      [cacheLine]byte
 
+	rnd       *rand.Rand   // used only by the writer
 	entries   atomic.Int64 // versions
 	maxSeq    atomic.Uint64
 	clockTick atomic.Int64 // newest batch time in the memtable
-
-	seed    maphash.Seed
-	index   atomic.Pointer[memIndex]
-	indexed int // keys in the index; the writer's
+	indexed   int          // keys in the index; the writer's
 }
 
 const (
