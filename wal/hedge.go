@@ -54,6 +54,12 @@ func (w *Writer) observePut(d time.Duration) {
 // delay. It returns the first success or condition-not-met (the caller
 // reads back to tell our object from a fence); when both PUTs fail
 // otherwise, the first error. hedged reports whether a second PUT started.
+//
+// The first PUT runs on the caller's goroutine and a hedge, if the delay
+// passes, on its own; a hedge that settles the object (success or
+// condition-not-met) cancels the first PUT. An upload goroutine for every
+// PUT would put one more hand-off between the disk and the acknowledgement
+// of every durable write, on the path each of them waits on.
 func (w *Writer) attempt(name string, data []byte) (hedged bool, err error) {
 	upload := func(ctx context.Context) error {
 		return w.bkt.Upload(ctx, name, bytes.NewReader(data), objstore.WithIfNotExists())
@@ -65,37 +71,39 @@ func (w *Writer) attempt(name string, data []byte) (hedged bool, err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // the loser of a race stops; the object is already whole
-	results := make(chan error, 2)
-	go func() { results <- upload(ctx) }()
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
-	select {
-	case err := <-results:
-		if err == nil {
+	settles := func(err error) bool { return err == nil || w.bkt.IsConditionNotMetErr(err) }
+	hedge := make(chan error, 1)
+	timer := time.AfterFunc(delay, func() {
+		w.stats.hedges.Add(1)
+		err := upload(ctx)
+		if settles(err) {
+			cancel()
+		}
+		hedge <- err
+	})
+	first := upload(ctx)
+	if timer.Stop() {
+		if first == nil {
 			w.observePut(time.Since(start))
 		}
-		return false, err
-	case <-timer.C:
+		return false, first
 	}
-	w.stats.hedges.Add(1)
-	go func() { results <- upload(ctx) }()
-	first := <-results
-	if first == nil {
-		// A hedged PUT's time counts too, from the first PUT's start:
-		// otherwise, on a store whose every PUT outlasts the delay's floor,
-		// the average never learns it and every PUT is doubled.
-		w.observePut(time.Since(start))
-	}
-	if first == nil || w.bkt.IsConditionNotMetErr(first) {
+	// A hedge started. A hedged PUT's time counts too, from the first
+	// PUT's start: otherwise, on a store whose every PUT outlasts the
+	// delay's floor, the average never learns it and every PUT is doubled.
+	if settles(first) {
+		if first == nil {
+			w.observePut(time.Since(start))
+		}
 		// A conflict is settled by reading the object back, whatever the
 		// other PUT would say.
 		return true, first
 	}
-	second := <-results
-	switch {
-	case second == nil:
-		return true, nil
-	case w.bkt.IsConditionNotMetErr(second):
+	second := <-hedge
+	if settles(second) {
+		if second == nil {
+			w.observePut(time.Since(start))
+		}
 		return true, second
 	}
 	return true, first
