@@ -243,7 +243,11 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	}
 	if b.journal != nil {
 		if params.IfNotExists {
-			body, rest, ok, err := readBody(ctxReader{ctx, r}, b.journal.maxBody())
+			size, serr := objstore.TryToGetSize(r)
+			if serr != nil {
+				size = -1
+			}
+			body, rest, ok, err := readBody(ctxReader{ctx, r}, size, b.journal.maxBody())
 			if err != nil {
 				return fmt.Errorf("blob: upload %s: %w", name, err)
 			}

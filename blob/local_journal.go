@@ -727,13 +727,17 @@ func (b *LocalBucket) restore(name string, body []byte) (bool, error) {
 }
 
 // readBody reads r whole if it holds at most limit bytes. Otherwise it
-// returns ok false and a reader of everything r held.
-func readBody(r io.Reader, limit int) (body []byte, rest io.Reader, ok bool, err error) {
-	if l, sized := r.(interface{ Len() int }); sized {
-		if l.Len() > limit {
-			return nil, r, false, nil
-		}
-		body = make([]byte, 0, l.Len()+1) // +1: the read that meets EOF needs no growth
+// returns ok false and a reader of everything r held. size is r's length if
+// known (objstore.TryToGetSize sees through the metrics wrapper), else
+// negative: a known size spares reading a body over the limit (an everysec
+// WAL object read its first MiB into a growing buffer only to drop it) and
+// growing the buffer of one under it.
+func readBody(r io.Reader, size int64, limit int) (body []byte, rest io.Reader, ok bool, err error) {
+	if size > int64(limit) {
+		return nil, r, false, nil
+	}
+	if size >= 0 {
+		body = make([]byte, 0, size+1) // +1: the read that meets EOF needs no growth
 	}
 	lr := io.LimitReader(r, int64(limit)+1)
 	for {

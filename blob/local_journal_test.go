@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,19 +390,32 @@ func TestJournalLargeBodyGoesDirect(t *testing.T) {
 	}
 }
 
+// TestJournalTakesBodiesUpTo1MiB, for a reader whose size is known (the
+// size decides without reading) and for one whose size is not (reading
+// decides, and a larger body is uploaded from what was read and the rest).
 func TestJournalTakesBodiesUpTo1MiB(t *testing.T) {
-	b := openJournaled(t, t.TempDir(), 0) // the default: 32 MiB files
-	defer b.Close()
-	ctx := context.Background()
-	for i, n := range []int{journalMaxBody, journalMaxBody + 1} {
-		if err := b.Upload(ctx, fmt.Sprintf("wal/%d", i), bytes.NewReader(make([]byte, n)), objstore.WithIfNotExists()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st := b.JournalStats(); st.Journaled != 1 || st.Direct != 0 {
-		t.Fatalf("stats %+v: want the 1 MiB body journaled and the larger one past the journal", st)
-	}
-	if got := mustGetBytes(t, b, "wal/1"); len(got) != journalMaxBody+1 {
-		t.Fatalf("the larger body: %d bytes", len(got))
+	for _, sized := range []bool{true, false} {
+		t.Run(fmt.Sprint("sized=", sized), func(t *testing.T) {
+			b := openJournaled(t, t.TempDir(), 0) // the default: 32 MiB files
+			defer b.Close()
+			ctx := context.Background()
+			for i, n := range []int{journalMaxBody, journalMaxBody + 1} {
+				body := make([]byte, n)
+				body[n-1] = byte(i + 1)
+				var r io.Reader = bytes.NewReader(body)
+				if !sized {
+					r = io.MultiReader(r)
+				}
+				if err := b.Upload(ctx, fmt.Sprintf("wal/%d", i), r, objstore.WithIfNotExists()); err != nil {
+					t.Fatal(err)
+				}
+				if got := mustGetBytes(t, b, fmt.Sprintf("wal/%d", i)); !bytes.Equal(got, body) {
+					t.Fatalf("body %d: %d bytes back, want %d", i, len(got), n)
+				}
+			}
+			if st := b.JournalStats(); st.Journaled != 1 || st.Direct != 0 {
+				t.Fatalf("stats %+v: want the 1 MiB body journaled and the larger one past the journal", st)
+			}
+		})
 	}
 }

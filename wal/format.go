@@ -69,15 +69,22 @@ func decodeHeader(b []byte, name string) (header, []byte, error) {
 // rowBytes is what the writer counts for them (keys, values and 16 bytes a
 // row, see take), 0 if unknown: it sizes the output once (objectSizeHint).
 func encodeBatches(rows []sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
+	return encodeSegments([][]sst.Row{rows}, rowBytes, tick, epoch, c)
+}
+
+// encodeSegments makes a batch object of the rows of segs, in order.
+func encodeSegments(segs [][]sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
 	b := sst.NewBuilder(sst.BuilderOptions{
 		Unordered:   true,
 		Compression: c,
 		Prefix:      appendHeader(nil, header{kind: kindBatch, epoch: epoch}),
 		SizeHint:    objectSizeHint(rowBytes, c),
 	})
-	for _, r := range rows {
-		if err := b.Add(r); err != nil {
-			return nil, err
+	for _, rows := range segs {
+		for _, r := range rows {
+			if err := b.Add(r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	b.SetClockTick(tick)

@@ -117,8 +117,7 @@ type Writer struct {
 	opts Options
 
 	mu           sync.Mutex
-	pending      []sst.Row // appended, not yet taken by a flush
-	spare        []sst.Row // an emptied pending array, for the next one (see recycle)
+	pending      rowQueue // appended, not yet taken by a flush
 	pendingBytes int
 	pendingTick  int64
 	// pendingBatches counts batches in pending. rejoin* let the writers
@@ -208,10 +207,7 @@ func (w *Writer) Append(rows []sst.Row, tick int64) error {
 	for _, r := range rows {
 		w.pendingBytes += len(r.Key) + len(r.Value) + 16
 	}
-	if w.pending == nil {
-		w.pending, w.spare = w.spare, nil
-	}
-	w.pending = append(w.pending, rows...)
+	w.pending.push(rows)
 	w.pendingBatches++
 	w.pendingTick = max(w.pendingTick, tick)
 	var wake bool
@@ -354,7 +350,7 @@ func (w *Writer) loop() {
 	defer rejoinTimer.Stop()
 	for {
 		w.mu.Lock()
-		idle := len(w.pending) == 0
+		idle := w.pending.len() == 0
 		// The window, not just the count, is bounded: object id may start
 		// only once every id up to id-Inflight is acknowledged. A fenced
 		// writer therefore never stores anything above fence+MaxInflight-1.
@@ -465,63 +461,50 @@ func (w *Writer) rejoinWaitLocked() time.Duration {
 
 // take removes up to MaxObjectBytes of whole batches from pending and
 // assigns them the next id.
-func (w *Writer) take() (rows []sst.Row, size int, tick int64, id uint64, whole bool) {
+func (w *Writer) take() (rows takenRows, size int, tick int64, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, size := 0, 0
-	for n < len(w.pending) {
-		seq := w.pending[n].Seq
-		m := n
-		for m < len(w.pending) && w.pending[m].Seq == seq {
-			size += len(w.pending[m].Key) + len(w.pending[m].Value) + 16
-			m++
+	n := 0
+	var seq uint64
+	w.pending.scan(func(r *sst.Row) bool {
+		if n > 0 && r.Seq != seq && size >= w.opts.MaxObjectBytes {
+			return false // at a batch boundary, with an object's worth taken
 		}
-		n = m
-		if size >= w.opts.MaxObjectBytes {
-			break
-		}
-	}
-	rows = w.pending[:n:n]
-	w.pending = w.pending[n:]
-	w.pendingBatches -= countBatches(rows)
+		seq = r.Seq
+		size += len(r.Key) + len(r.Value) + 16
+		n++
+		return true
+	})
+	rows = w.pending.take(n)
+	w.pendingBatches -= rows.batches()
 	w.pendingBytes -= size
 	tick = w.pendingTick
-	if len(w.pending) == 0 {
-		w.pending = nil
+	if w.pending.len() == 0 {
 		w.pendingBytes = 0
-		whole = true
 	}
 	id = w.nextID
 	w.nextID++
 	w.inflight++
-	return rows, size, tick, id, whole
+	return rows, size, tick, id
 }
 
-// recycle offers rows, a whole pending array that was taken and encoded,
-// as the next pending array. Under a long flush interval pending grows to
-// a second of writes, and regrowing it by appends was a tenth of a
-// pipelined SET's CPU. Only a whole array comes back: a partial take
-// shares its array with what is still pending.
-func (w *Writer) recycle(rows []sst.Row) {
-	clear(rows) // the rows' bytes are the batches', free to go
+// release gives the rows of an encoded object back to pending's free
+// chunks.
+func (w *Writer) release(rows takenRows) {
 	w.mu.Lock()
-	if w.spare == nil || cap(w.spare) < cap(rows) {
-		w.spare = rows[:0]
-	}
+	w.pending.release(rows)
 	w.mu.Unlock()
 }
 
 // start takes pending batches and stores them as one object in the
 // background.
 func (w *Writer) start() {
-	rows, size, tick, id, whole := w.take()
-	maxSeq, batches := rows[len(rows)-1].Seq, countBatches(rows)
+	rows, size, tick, id := w.take()
+	maxSeq, batches := rows.lastSeq(), rows.batches()
 	go func() {
 		start := time.Now()
-		data, err := encodeBatches(rows, size, tick, w.opts.Epoch, w.opts.Compression)
-		if whole {
-			w.recycle(rows)
-		}
+		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression)
+		w.release(rows)
 		if err != nil {
 			err = fmt.Errorf("wal: encode object %d: %w", id, err)
 		} else {
@@ -615,15 +598,4 @@ func (w *Writer) sameContent(name string, data []byte) bool {
 	defer rc.Close()
 	got, err := io.ReadAll(rc)
 	return err == nil && bytes.Equal(got, data)
-}
-
-// countBatches counts the batches (runs of one seq) in rows.
-func countBatches(rows []sst.Row) int {
-	n := 0
-	for i := range rows {
-		if i == 0 || rows[i].Seq != rows[i-1].Seq {
-			n++
-		}
-	}
-	return n
 }

@@ -1,0 +1,105 @@
+package wal
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stratakv/strata/lsm/sst"
+)
+
+// TestRowQueueModel pushes and takes rows in random amounts, keeps several
+// taken objects outstanding and releases them in random order: every taken
+// object must keep exactly its rows, in order, until it is released, while
+// the queue reuses the released chunks. (An object sharing a chunk with
+// the queue or with another object would see its rows cleared or
+// overwritten.)
+func TestRowQueueModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q rowQueue
+	next, taken := 0, 0 // row numbers pushed and taken so far
+	type out struct {
+		t     takenRows
+		first int
+	}
+	var outstanding []out
+	check := func(o out) {
+		t.Helper()
+		i := o.first
+		for _, s := range o.t.segs {
+			for _, r := range s {
+				if want := fmt.Sprint(i); string(r.Key) != want || r.Seq != uint64(i) {
+					t.Fatalf("taken row %d reads %q seq %d", i, r.Key, r.Seq)
+				}
+				i++
+			}
+		}
+		if i-o.first != o.t.n {
+			t.Fatalf("taken %d rows, holds %d", o.t.n, i-o.first)
+		}
+	}
+	for step := 0; step < 20000; step++ {
+		switch rng.IntN(3) {
+		case 0, 1:
+			n := rng.IntN(40) + 1 // a pipeline's or a client's batch
+			if rng.IntN(4) == 0 {
+				n = rng.IntN(3*chunkRows/2) + 1 // a big one, across chunks
+			}
+			rows := make([]sst.Row, n)
+			for i := range rows {
+				rows[i] = sst.Row{Key: []byte(fmt.Sprint(next)), Seq: uint64(next)}
+				next++
+			}
+			q.push(rows)
+		case 2:
+			if q.len() > 0 {
+				n := rng.IntN(q.len()) + 1
+				outstanding = append(outstanding, out{q.take(n), taken})
+				taken += n
+			}
+		}
+		if q.len() != next-taken {
+			t.Fatalf("len %d, want %d", q.len(), next-taken)
+		}
+		if len(outstanding) > 0 && (rng.IntN(3) == 0 || len(outstanding) > 4) {
+			i := rng.IntN(len(outstanding))
+			for _, o := range outstanding {
+				check(o)
+			}
+			q.release(outstanding[i].t)
+			outstanding = append(outstanding[:i], outstanding[i+1:]...)
+		}
+	}
+	for _, o := range outstanding {
+		check(o)
+	}
+	// What is left comes out whole and in order.
+	if n := q.len(); n > 0 {
+		check(out{q.take(n), taken})
+	}
+	if len(q.free) > maxFreeChunks {
+		t.Fatalf("%d free chunks kept, limit %d", len(q.free), maxFreeChunks)
+	}
+}
+
+// TestRowQueueReleaseClears: released chunks hold no references to the
+// rows' bytes, so an idle writer pins no batch memory.
+func TestRowQueueReleaseClears(t *testing.T) {
+	var q rowQueue
+	rows := make([]sst.Row, chunkRows+10)
+	for i := range rows {
+		rows[i] = sst.Row{Key: []byte("k"), Value: []byte("v"), Seq: 1}
+	}
+	q.push(rows)
+	a := q.take(5) // copied out of the first chunk
+	b := q.take(q.len())
+	q.release(a)
+	q.release(b)
+	for _, c := range q.free {
+		for i := range c {
+			if c[i].Key != nil || c[i].Value != nil {
+				t.Fatalf("a released chunk still points to row bytes at %d", i)
+			}
+		}
+	}
+}
