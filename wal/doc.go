@@ -5,10 +5,13 @@
 //
 // Invariants:
 //
-//  1. One flush at a time, in id order: object id+1 is not written before
-//     object id is stored. A flush starts as soon as the previous one ended
-//     and there is something to write, but no sooner than FlushInterval after
-//     the previous flush started.
+//  1. Objects are acknowledged in id order: an object counts as stored
+//     only once every lower id is. Object id starts only once every id up
+//     to id-Inflight is acknowledged, and a PUT starts beside one in flight
+//     only for a backlog of at least pipelineMinBytes. A flush starts as
+//     soon as a PUT slot is free and there is something to write, no sooner
+//     than FlushInterval after the previous flush started unless a whole
+//     object (MaxObjectBytes) is pending.
 //  2. A batch (all rows with one seq) is never split across objects.
 //  3. Every waiter whose seq an object holds is released by that object's
 //     single PUT; WaitDurable(seq) returns nil only once an object holding
@@ -20,4 +23,7 @@
 //     to claim the next id; replay skips it.
 //  6. Ids are dense from the first object not yet garbage-collected: a
 //     writer claims ids one after another and stops at its first conflict.
+//  7. Appended rows are copied once, into pending's chunks, and each chunk
+//     belongs to pending or to one taken object at a time (rowqueue.go), so
+//     an object's rows stay intact until it is encoded and released.
 package wal
