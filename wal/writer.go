@@ -125,7 +125,9 @@ type Writer struct {
 	// shouldWait.
 	pendingBatches int
 	rejoinTarget   int
-	rejoinBy       time.Time
+	rejoinBy       time.Time            // the wait's end at the latest
+	rejoinGap      time.Duration        // the wait ends early after this long without a batch
+	rejoinSeen     int                  // pendingBatches when the wait last saw batches arrive
 	nextID         uint64               // id of the next object to start
 	ackedID        uint64               // every object below this id is stored (or the writer failed)
 	results        map[uint64]putResult // finished PUTs above ackedID
@@ -391,7 +393,9 @@ func (w *Writer) loop() {
 			case <-w.kick:
 			case <-timeout:
 				w.mu.Lock()
-				w.rejoinTarget = 0
+				if !w.rejoinProgressLocked() {
+					w.rejoinTarget = 0
+				}
 				w.mu.Unlock()
 			case <-w.abandon:
 				return
@@ -447,16 +451,34 @@ func (w *Writer) waitInterval(d time.Duration) bool {
 // Without it, group commit splits N steady writers into two alternating
 // halves: while one object is stored the other half queues, and the moment
 // it is stored, the next flush leaves with only the queued half, because the
-// released half takes microseconds to come back with new batches. Waiting a
-// moment (at most a quarter of the last PUT's time, and maxRejoinWait) until
-// the released writers are back makes each PUT carry all N. A writer that is
-// done and does not come back costs that bounded wait once.
+// released half takes a while to come back with new batches. Waiting until
+// as many batches are pending as the last object released plus those
+// already queued makes each PUT carry all N.
+//
+// The wait lasts at most twice the last PUT's time (and maxRejoinWait), and
+// ends sooner once a quarter of that PUT's time passes with no new batch:
+// writers that do not come back (done, or thinking between requests) cost
+// that short gap, while a returning crowd, whose batches keep arriving
+// while the CPU works through them, is waited for. A quarter of the PUT's
+// time as the whole wait left most of 50 busy clients behind on local disk
+// (20 writes per PUT); up to twice it, 34 per PUT and 5-15% more SETs/s.
 // REQUIRES: w.mu held.
 func (w *Writer) rejoinWaitLocked() time.Duration {
 	if w.inflight > 0 || w.closing || w.pendingBatches >= w.rejoinTarget {
 		return 0
 	}
-	return max(time.Until(w.rejoinBy), 0)
+	return min(max(time.Until(w.rejoinBy), 0), w.rejoinGap)
+}
+
+// rejoinProgressLocked reports, when a rejoin wait's timer fires, whether
+// batches arrived since it was set and time is left: the wait goes on.
+// REQUIRES: w.mu held.
+func (w *Writer) rejoinProgressLocked() bool {
+	if w.pendingBatches <= w.rejoinSeen || !time.Now().Before(w.rejoinBy) {
+		return false
+	}
+	w.rejoinSeen = w.pendingBatches
+	return true
 }
 
 // take removes up to MaxObjectBytes of whole batches from pending and
@@ -537,7 +559,9 @@ func (w *Writer) finish(id uint64, r putResult) {
 		// The writers this object releases are expected back with the ones
 		// already queued; see rejoinWaitLocked.
 		w.rejoinTarget = next.batches + w.pendingBatches
-		w.rejoinBy = time.Now().Add(min(next.took/4, maxRejoinWait))
+		w.rejoinBy = time.Now().Add(min(2*next.took, maxRejoinWait))
+		w.rejoinGap = min(next.took/4, maxRejoinWait)
+		w.rejoinSeen = w.pendingBatches
 		w.durableSeq.Store(next.maxSeq)
 		w.stats.objects.Add(1)
 		w.stats.bytes.Add(uint64(next.bytes))
