@@ -32,31 +32,16 @@ type rowQueue struct {
 // takenRows are rows taken from a rowQueue: segs in order, and the chunks
 // they own, which go back to the queue's free list after encoding.
 type takenRows struct {
-	segs  [][]sst.Row
-	owned []*rowChunk
-	n     int
+	segs    [][]sst.Row
+	owned   []*rowChunk
+	n       int
+	batches int // runs of one seq
 }
 
 // lastSeq returns the seq of the last row. REQUIRES: t.n > 0.
 func (t *takenRows) lastSeq() uint64 {
 	s := t.segs[len(t.segs)-1]
 	return s[len(s)-1].Seq
-}
-
-// batches counts the batches (runs of one seq) in t.
-func (t *takenRows) batches() int {
-	n := 0
-	var prev uint64
-	first := true
-	for _, s := range t.segs {
-		for i := range s {
-			if first || s[i].Seq != prev {
-				n++
-			}
-			prev, first = s[i].Seq, false
-		}
-	}
-	return n
 }
 
 func (q *rowQueue) len() int { return q.n }
@@ -85,15 +70,16 @@ func (q *rowQueue) push(rows []sst.Row) {
 	}
 }
 
-// take removes the first n rows. REQUIRES: 0 < n <= q.len().
+// take removes the first n rows, which hold batches batches. REQUIRES:
+// 0 < n <= q.len().
 //
 // A chunk whose pending rows are all taken goes with them. When the rows
 // end inside a chunk the queue keeps, they are copied out to a chunk of
 // their own instead: a chunk is only ever read or written by one party,
 // the queue or one taken object, so releasing it can never clear rows that
 // another object is still encoding.
-func (q *rowQueue) take(n int) takenRows {
-	t := takenRows{n: n}
+func (q *rowQueue) take(n, batches int) takenRows {
+	t := takenRows{n: n, batches: batches}
 	q.n -= n
 	for n > 0 {
 		c := q.chunks[0]

@@ -54,7 +54,7 @@ func TestRowQueueModel(t *testing.T) {
 		case 2:
 			if q.len() > 0 {
 				n := rng.IntN(q.len()) + 1
-				outstanding = append(outstanding, out{q.take(n), taken})
+				outstanding = append(outstanding, out{q.take(n, 0), taken})
 				taken += n
 			}
 		}
@@ -75,7 +75,7 @@ func TestRowQueueModel(t *testing.T) {
 	}
 	// What is left comes out whole and in order.
 	if n := q.len(); n > 0 {
-		check(out{q.take(n), taken})
+		check(out{q.take(n, 0), taken})
 	}
 	if len(q.free) > maxFreeChunks {
 		t.Fatalf("%d free chunks kept, limit %d", len(q.free), maxFreeChunks)
@@ -91,8 +91,8 @@ func TestRowQueueReleaseClears(t *testing.T) {
 		rows[i] = sst.Row{Key: []byte("k"), Value: []byte("v"), Seq: 1}
 	}
 	q.push(rows)
-	a := q.take(5) // copied out of the first chunk
-	b := q.take(q.len())
+	a := q.take(5, 0) // copied out of the first chunk
+	b := q.take(q.len(), 0)
 	q.release(a)
 	q.release(b)
 	for _, c := range q.free {

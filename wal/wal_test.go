@@ -39,6 +39,7 @@ func TestWriteReplay(t *testing.T) {
 	if err := w.WaitDurable(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
+	checkBatchCount(t, w, 50)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +83,21 @@ func TestFlushIntervalDoesNotBoundThroughput(t *testing.T) {
 		t.Fatalf("2 MB not durable %v after appending, in objects of 64 KB with a 1 s interval: %v", time.Since(start), err)
 	}
 	t.Logf("durable after %v, %d objects", time.Since(start), w.Stats().Objects)
+	checkBatchCount(t, w, batches)
+}
+
+// checkBatchCount checks, once the writer has stored all of them, that its
+// objects held n batches in all and that it counts none as pending: the
+// rejoin rule waits for pendingBatches, so a count that drifts would make
+// every flush wait out its whole rejoin time, or none.
+func checkBatchCount(t *testing.T, w *Writer, n int) {
+	t.Helper()
+	w.mu.Lock()
+	pending := w.pendingBatches
+	w.mu.Unlock()
+	if got := w.Stats().ObjectBatches.Sum; got != float64(n) || pending != 0 {
+		t.Fatalf("objects held %v batches with %d still counted pending; want %d and 0", got, pending, n)
+	}
 }
 
 // TestFlushIntervalBoundsPuts writes at a steady rate with a 50ms flush

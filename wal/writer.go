@@ -122,7 +122,7 @@ type Writer struct {
 	pendingTick  int64
 	// pendingBatches counts batches in pending. rejoin* let the writers
 	// released by the last acknowledged object rejoin the next one: see
-	// shouldWait.
+	// rejoinWaitLocked.
 	pendingBatches int
 	rejoinTarget   int
 	rejoinBy       time.Time            // the wait's end at the latest
@@ -486,19 +486,22 @@ func (w *Writer) rejoinProgressLocked() bool {
 func (w *Writer) take() (rows takenRows, size int, tick int64, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := 0
+	n, batches := 0, 0
 	var seq uint64
 	w.pending.scan(func(r *sst.Row) bool {
-		if n > 0 && r.Seq != seq && size >= w.opts.MaxObjectBytes {
-			return false // at a batch boundary, with an object's worth taken
+		if n == 0 || r.Seq != seq {
+			if n > 0 && size >= w.opts.MaxObjectBytes {
+				return false // at a batch boundary, with an object's worth taken
+			}
+			batches++
 		}
 		seq = r.Seq
 		size += len(r.Key) + len(r.Value) + 16
 		n++
 		return true
 	})
-	rows = w.pending.take(n)
-	w.pendingBatches -= rows.batches()
+	rows = w.pending.take(n, batches)
+	w.pendingBatches -= batches
 	w.pendingBytes -= size
 	tick = w.pendingTick
 	if w.pending.len() == 0 {
@@ -522,7 +525,7 @@ func (w *Writer) release(rows takenRows) {
 // background.
 func (w *Writer) start() {
 	rows, size, tick, id := w.take()
-	maxSeq, batches := rows.lastSeq(), rows.batches()
+	maxSeq, batches := rows.lastSeq(), rows.batches
 	go func() {
 		start := time.Now()
 		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression)
