@@ -30,13 +30,13 @@ type arena struct {
 	used   atomic.Int64
 }
 
-// An arena offset is chunk<<32 | position. Offset 0 is never allocated, so
-// it serves as nil.
 // cacheLine is the padding that keeps fields read on every access off the
 // line of fields written on every add (64 bytes on amd64 and arm64 cores;
 // 128 covers the adjacent-line prefetch of x86).
 const cacheLine = 128
 
+// An arena offset is chunk<<32 | position. Offset 0 is never allocated, so
+// it serves as nil.
 const (
 	arenaFirstChunk = 4 << 10
 	arenaMaxChunk   = 1 << 20
