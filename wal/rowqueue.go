@@ -18,9 +18,8 @@ type rowChunk [chunkRows]sst.Row
 // flight cannot be reused yet) was a tenth of a pipelined INCR's CPU.
 //
 // The pending rows are chunks[0][head:], chunks[1], ..., chunks[last][:tail].
-// take hands rows out as slices of the chunks; a chunk the queue still
-// appends to (the last one) stays the queue's, and the rest go with the
-// taken rows, to be given back by release once encoded.
+// take hands rows out as slices of chunks that go with them (see take), to
+// be given back by release once encoded.
 type rowQueue struct {
 	chunks []*rowChunk
 	head   int // first pending row in chunks[0]
@@ -34,11 +33,10 @@ type rowQueue struct {
 type takenRows struct {
 	segs    [][]sst.Row
 	owned   []*rowChunk
-	n       int
 	batches int // runs of one seq
 }
 
-// lastSeq returns the seq of the last row. REQUIRES: t.n > 0.
+// lastSeq returns the seq of the last row. REQUIRES: t holds a row.
 func (t *takenRows) lastSeq() uint64 {
 	s := t.segs[len(t.segs)-1]
 	return s[len(s)-1].Seq
@@ -79,7 +77,7 @@ func (q *rowQueue) push(rows []sst.Row) {
 // the queue or one taken object, so releasing it can never clear rows that
 // another object is still encoding.
 func (q *rowQueue) take(n, batches int) takenRows {
-	t := takenRows{n: n, batches: batches}
+	t := takenRows{batches: batches}
 	q.n -= n
 	for n > 0 {
 		c := q.chunks[0]

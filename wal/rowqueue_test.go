@@ -19,8 +19,8 @@ func TestRowQueueModel(t *testing.T) {
 	var q rowQueue
 	next, taken := 0, 0 // row numbers pushed and taken so far
 	type out struct {
-		t     takenRows
-		first int
+		t        takenRows
+		first, n int
 	}
 	var outstanding []out
 	check := func(o out) {
@@ -34,8 +34,8 @@ func TestRowQueueModel(t *testing.T) {
 				i++
 			}
 		}
-		if i-o.first != o.t.n {
-			t.Fatalf("taken %d rows, holds %d", o.t.n, i-o.first)
+		if i-o.first != o.n {
+			t.Fatalf("taken %d rows, holds %d", o.n, i-o.first)
 		}
 	}
 	for step := 0; step < 20000; step++ {
@@ -54,7 +54,7 @@ func TestRowQueueModel(t *testing.T) {
 		case 2:
 			if q.len() > 0 {
 				n := rng.IntN(q.len()) + 1
-				outstanding = append(outstanding, out{q.take(n, 0), taken})
+				outstanding = append(outstanding, out{q.take(n, 0), taken, n})
 				taken += n
 			}
 		}
@@ -75,7 +75,7 @@ func TestRowQueueModel(t *testing.T) {
 	}
 	// What is left comes out whole and in order.
 	if n := q.len(); n > 0 {
-		check(out{q.take(n, 0), taken})
+		check(out{q.take(n, 0), taken, n})
 	}
 	if len(q.free) > maxFreeChunks {
 		t.Fatalf("%d free chunks kept, limit %d", len(q.free), maxFreeChunks)

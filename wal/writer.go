@@ -486,7 +486,30 @@ func (w *Writer) rejoinProgressLocked() bool {
 func (w *Writer) take() (rows takenRows, size int, tick int64, id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, batches := 0, 0
+	n, batches := w.pending.len(), w.pendingBatches
+	size = w.pendingBytes
+	if size >= w.opts.MaxObjectBytes {
+		n, batches, size = w.cut()
+	}
+	rows = w.pending.take(n, batches)
+	w.pendingBatches -= batches
+	w.pendingBytes -= size
+	tick = w.pendingTick
+	if w.pending.len() == 0 {
+		w.pendingBytes = 0
+	}
+	id = w.nextID
+	w.nextID++
+	w.inflight++
+	return rows, size, tick, id
+}
+
+// cut finds where an object of at least MaxObjectBytes of whole batches
+// ends in pending: its rows, batches and size. Only a backlog of more than
+// an object's worth is walked; a take of everything pending needs the
+// counts alone.
+// REQUIRES: w.mu held.
+func (w *Writer) cut() (n, batches, size int) {
 	var seq uint64
 	w.pending.scan(func(r *sst.Row) bool {
 		if n == 0 || r.Seq != seq {
@@ -500,17 +523,7 @@ func (w *Writer) take() (rows takenRows, size int, tick int64, id uint64) {
 		n++
 		return true
 	})
-	rows = w.pending.take(n, batches)
-	w.pendingBatches -= batches
-	w.pendingBytes -= size
-	tick = w.pendingTick
-	if w.pending.len() == 0 {
-		w.pendingBytes = 0
-	}
-	id = w.nextID
-	w.nextID++
-	w.inflight++
-	return rows, size, tick, id
+	return n, batches, size
 }
 
 // release gives the rows of an encoded object back to pending's free
