@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -66,8 +67,8 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("stratabench", flag.ContinueOnError)
 	out := fs.String("out", "results", "directory for the tables (<experiment>.md) and charts (PNG)")
 	short := fs.Bool("short", false, "a small, quick version of each experiment")
-	// Experiment flags follow the common ones; the rest go to the experiment.
-	if err := fs.Parse(args[1:]); err != nil {
+	common, rest := splitCommonFlags(args[1:])
+	if err := fs.Parse(common); err != nil {
 		return 2
 	}
 	var todo []experiment
@@ -92,7 +93,7 @@ func run(args []string) int {
 	for _, e := range todo {
 		env := &Env{Out: *out, Short: *short, Log: os.Stderr, Report: newReport(e.name, e.about)}
 		fmt.Fprintf(os.Stderr, "==> %s: %s\n", e.name, e.about)
-		err := e.run(ctx, env, fs.Args())
+		err := e.run(ctx, env, rest)
 		if werr := env.Report.Write(*out, os.Stdout); werr != nil && err == nil {
 			err = werr
 		}
@@ -102,6 +103,35 @@ func run(args []string) int {
 		}
 	}
 	return btoi(failed > 0)
+}
+
+// splitCommonFlags separates -out and -short, wherever they are, from the
+// experiment's own flags, which keep their order: "latency -delays 20ms
+// -out d" and "latency -out d -delays 20ms" mean the same. Arguments after
+// "--" all go to the experiment.
+func splitCommonFlags(args []string) (common, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return common, append(rest, args[i+1:]...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+			rest = append(rest, a)
+		case name == "short":
+			common = append(common, a)
+		case name == "out":
+			common = append(common, a)
+			if !hasValue && i+1 < len(args) {
+				i++
+				common = append(common, args[i])
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return common, rest
 }
 
 func btoi(b bool) int {

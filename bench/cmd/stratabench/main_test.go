@@ -1,0 +1,25 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSplitCommonFlags: -out and -short are taken wherever they stand,
+// and every other argument reaches the experiment in its order. Before,
+// an experiment flag before them ("latency -delays 20ms") was refused.
+func TestSplitCommonFlags(t *testing.T) {
+	for _, tc := range []struct{ args, common, rest string }{
+		{"-delays 20ms -out d", "-out d", "-delays 20ms"},
+		{"-out d -short -delays 20ms", "-out d -short", "-delays 20ms"},
+		{"--out=d -n 5 --short=false", "--out=d --short=false", "-n 5"},
+		{"-n 5 -- -out x", "", "-n 5 -out x"},
+		{"", "", ""},
+	} {
+		common, rest := splitCommonFlags(strings.Fields(tc.args))
+		if !slices.Equal(common, strings.Fields(tc.common)) || !slices.Equal(rest, strings.Fields(tc.rest)) {
+			t.Errorf("%q: common %q, rest %q; want %q, %q", tc.args, common, rest, tc.common, tc.rest)
+		}
+	}
+}
