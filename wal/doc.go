@@ -8,7 +8,8 @@
 //  1. Objects are acknowledged in id order: an object counts as stored
 //     only once every lower id is. Object id starts only once every id up
 //     to id-Inflight is acknowledged, and a PUT starts beside one in flight
-//     only for a backlog of at least pipelineMinBytes. A flush starts as
+//     only for a backlog of at least pipelineMinBytes or, with a
+//     FlushInterval, for a batch that has waited that long. A flush starts as
 //     soon as a PUT slot is free and there is something to write, no sooner
 //     than FlushInterval after the previous flush started unless a whole
 //     object (MaxObjectBytes) is pending.

@@ -144,6 +144,121 @@ func TestFlushIntervalBoundsPuts(t *testing.T) {
 	}
 }
 
+// overlapBucket delays every Upload by d and records the most Uploads in
+// flight at once.
+type overlapBucket struct {
+	objstore.Bucket
+	d        time.Duration
+	inflight atomic.Int32
+	most     atomic.Int32
+	uploads  atomic.Int32
+}
+
+func (b *overlapBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	b.uploads.Add(1)
+	n := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for m := b.most.Load(); n > m && !b.most.CompareAndSwap(m, n); m = b.most.Load() {
+	}
+	select {
+	case <-time.After(b.d):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.Bucket.Upload(ctx, name, r, opts...)
+}
+
+// TestFlushIntervalOverlapsPuts: with a flush interval shorter than the
+// PUT time, batches that have waited an interval start a PUT beside the one
+// in flight (a write waits for its own PUT to start, not for the one before
+// it to end), PUT starts stay an interval apart, and durability is still
+// acknowledged in seq order: a replay finds every batch. A crowd of
+// closed-loop writers, which all return when their PUT is stored, still
+// shares one PUT rather than spreading over several.
+func TestFlushIntervalOverlapsPuts(t *testing.T) {
+	ctx := context.Background()
+	const interval, putTime = 10 * time.Millisecond, 60 * time.Millisecond
+	bkt := &overlapBucket{Bucket: blob.NewMemBucket(), d: putTime}
+	w := NewWriter(bkt, 1, 0, nil, Options{FlushInterval: interval, Hedge: -1})
+	var seq uint64
+	appendOne := func(key string) uint64 {
+		seq++
+		if err := w.Append(batch(seq, key), 1); err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+
+	// Open loop: a batch every 2 ms, whatever is stored.
+	start := time.Now()
+	for i := 0; time.Since(start) < 400*time.Millisecond; i++ {
+		appendOne(fmt.Sprintf("open-%d", i))
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := w.WaitDurable(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	most, uploads := bkt.most.Load(), bkt.uploads.Load()
+	t.Logf("open loop: %d batches in %v, %d PUTs, at most %d in flight", seq, elapsed, uploads, most)
+	if most < 2 {
+		t.Fatalf("at most %d PUT in flight with a %v interval and %v PUTs: they did not overlap", most, interval, putTime)
+	}
+	if max := int32(elapsed/interval) + 2; uploads > max {
+		t.Fatalf("%d PUTs in %v exceed one per %v", uploads, elapsed, interval)
+	}
+
+	// Closed loop: 8 writers, each waiting for its batch before the next.
+	before, beforeBatches := bkt.uploads.Load(), seq
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				mu.Lock()
+				s := appendOne(fmt.Sprintf("closed-%d-%d", g, i))
+				mu.Unlock()
+				if err := w.WaitDurable(ctx, s); err != nil {
+					t.Error(err)
+					return
+				}
+				if d := w.DurableSeq(); d < s {
+					t.Errorf("durable seq %d after waiting for %d", d, s)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	puts, batches := bkt.uploads.Load()-before, seq-beforeBatches
+	t.Logf("closed loop: %d batches in %d PUTs", batches, puts)
+	if uint64(puts)*4 > batches {
+		t.Fatalf("8 closed-loop writers: %d batches in %d PUTs, want at least 4 per PUT", batches, puts)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var got []uint64
+	if err := Replay(ctx, bkt, listIDs(t, bkt), func(o Object) error {
+		for _, r := range o.Rows {
+			got = append(got, r.Seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range got {
+		if s != uint64(i+1) {
+			t.Fatalf("replayed seq %d at position %d: objects out of order or lost", s, i)
+		}
+	}
+	if uint64(len(got)) != seq {
+		t.Fatalf("replayed %d batches, want %d", len(got), seq)
+	}
+}
+
 // TestFencedWriter: a fence on the writer's next id stops it; what it had
 // not stored is never acknowledged.
 func TestFencedWriter(t *testing.T) {

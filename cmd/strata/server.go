@@ -74,7 +74,7 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.diskCacheSize, "disk-cache-size", "1gb", "disk cache size")
 	fs.StringVar(&f.memtableSize, "memtable-size", "64mb", "memtable size at which it is flushed to an L0 SST")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (auto: block cache + 4 memtables + 384mb; 0: none)")
-	fs.StringVar(&f.walFlushInterval, "wal-flush-interval", "auto", "minimum time between WAL PUTs, e.g. 50ms on S3 to bound their number and cost (0: flush as soon as a PUT slot is free; auto: 0 with appendfsync always, 1s with everysec)")
+	fs.StringVar(&f.walFlushInterval, "wal-flush-interval", "auto", "minimum time between WAL PUT starts, e.g. 50ms on S3 to bound their number and cost; a write that has waited an interval starts a PUT beside the one in flight (0: one PUT at a time, the next as soon as it ends; auto: 0 with appendfsync always, 1s with everysec)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for clients to finish")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "host:port to serve /metrics, /healthz, /readyz and /debug/pprof/ on, e.g. 127.0.0.1:9121 (empty: off)")
 }
