@@ -47,3 +47,44 @@ func TestRejoinWaitEndsAfterQuietGap(t *testing.T) {
 		t.Fatalf("wait %v with every released writer back, want 0", d)
 	}
 }
+
+// TestOverlapWaitsForAPutAboutToEnd: a pending batch starts a PUT beside
+// the one in flight once it has waited a flush interval, unless that PUT
+// is due to end within half an interval of then: it waits for that PUT
+// (half an interval after its expected end at most), so the writers the
+// PUT releases join the batch instead of making a group of their own.
+func TestOverlapWaitsForAPutAboutToEnd(t *testing.T) {
+	const iv = 10 * time.Millisecond
+	w := &Writer{opts: Options{FlushInterval: iv}}
+	now := time.Now()
+	near := func(got, want time.Duration) bool { return got > want-time.Millisecond && got <= want }
+
+	// The PUT in flight ends long after the interval: overlap at the interval.
+	w.pendingSince = now
+	w.putEWMA.Store(int64(100 * time.Millisecond))
+	if d := w.overlapWaitLocked(now); !near(d, iv) {
+		t.Errorf("PUT ending in 100ms: wait %v, want the interval (%v)", d, iv)
+	}
+	// It ends 13 ms from now, within half an interval of the 10 ms mark:
+	// wait for it, up to half an interval past its end (18 ms).
+	w.putEWMA.Store(int64(13 * time.Millisecond))
+	if d := w.overlapWaitLocked(now); !near(d, 18*time.Millisecond) {
+		t.Errorf("PUT ending in 13ms: wait %v, want 18ms", d)
+	}
+	// It ends 7 ms from now, 3 ms before the mark: the same.
+	w.putEWMA.Store(int64(7 * time.Millisecond))
+	if d := w.overlapWaitLocked(now); !near(d, 12*time.Millisecond) {
+		t.Errorf("PUT ending in 7ms: wait %v, want 12ms", d)
+	}
+	// It was due 2 ms ago and has not ended: overlap at the interval.
+	w.putEWMA.Store(int64(8 * time.Millisecond))
+	if d := w.overlapWaitLocked(now.Add(-10 * time.Millisecond)); !near(d, iv) {
+		t.Errorf("PUT overdue: wait %v, want the interval (%v)", d, iv)
+	}
+	// The batch has already waited an interval: no wait.
+	w.pendingSince = now.Add(-20 * time.Millisecond)
+	w.putEWMA.Store(int64(100 * time.Millisecond))
+	if d := w.overlapWaitLocked(now); d > 0 {
+		t.Errorf("batch waited 20ms: wait %v, want none", d)
+	}
+}
