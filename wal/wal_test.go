@@ -240,23 +240,7 @@ func TestFlushIntervalOverlapsPuts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var got []uint64
-	if err := Replay(ctx, bkt, listIDs(t, bkt), func(o Object) error {
-		for _, r := range o.Rows {
-			got = append(got, r.Seq)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range got {
-		if s != uint64(i+1) {
-			t.Fatalf("replayed seq %d at position %d: objects out of order or lost", s, i)
-		}
-	}
-	if uint64(len(got)) != seq {
-		t.Fatalf("replayed %d batches, want %d", len(got), seq)
-	}
+	checkReplayedInOrder(t, bkt, seq)
 }
 
 // TestFencedWriter: a fence on the writer's next id stops it; what it had
@@ -333,6 +317,30 @@ func listIDs(t *testing.T, bkt objstore.Bucket) []uint64 {
 		t.Fatal(err)
 	}
 	return ids
+}
+
+// checkReplayedInOrder replays bkt's WAL and checks that it holds the
+// batches of seqs 1..n, each once, in seq order: acknowledged in order,
+// none lost.
+func checkReplayedInOrder(t *testing.T, bkt objstore.Bucket, n uint64) {
+	t.Helper()
+	var got []uint64
+	if err := Replay(context.Background(), bkt, listIDs(t, bkt), func(o Object) error {
+		for _, r := range o.Rows {
+			got = append(got, r.Seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range got {
+		if s != uint64(i+1) {
+			t.Fatalf("replayed seq %d at position %d: objects out of order or lost", s, i)
+		}
+	}
+	if uint64(len(got)) != n {
+		t.Fatalf("replayed %d batches, want %d", len(got), n)
+	}
 }
 
 func putObject(t *testing.T, bkt objstore.Bucket, id uint64, data []byte) {
@@ -447,23 +455,7 @@ func TestPipelinedAcksInOrder(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var seqs []uint64
-	if err := Replay(ctx, fb, listIDs(t, fb), func(o Object) error {
-		for _, r := range o.Rows {
-			seqs = append(seqs, r.Seq)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range seqs {
-		if s != uint64(i+1) {
-			t.Fatalf("replayed seq %d at position %d: objects out of order or lost", s, i)
-		}
-	}
-	if len(seqs) != 800 {
-		t.Fatalf("replayed %d batches, want 800", len(seqs))
-	}
+	checkReplayedInOrder(t, fb, 800)
 	t.Logf("800 batches in %d objects", w.Stats().Objects)
 }
 
