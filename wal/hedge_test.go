@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,13 +110,22 @@ func TestHedgeDelayAdapts(t *testing.T) {
 	}
 }
 
-// slowBucket delays every Upload by d.
+// slowBucket delays every Upload by d, counting them and the most in
+// flight at once.
 type slowBucket struct {
 	objstore.Bucket
-	d time.Duration
+	d        time.Duration
+	inflight atomic.Int32
+	most     atomic.Int32
+	uploads  atomic.Int32
 }
 
 func (b *slowBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	b.uploads.Add(1)
+	n := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for m := b.most.Load(); n > m && !b.most.CompareAndSwap(m, n); m = b.most.Load() {
+	}
 	select {
 	case <-time.After(b.d):
 	case <-ctx.Done():

@@ -144,30 +144,6 @@ func TestFlushIntervalBoundsPuts(t *testing.T) {
 	}
 }
 
-// overlapBucket delays every Upload by d and records the most Uploads in
-// flight at once.
-type overlapBucket struct {
-	objstore.Bucket
-	d        time.Duration
-	inflight atomic.Int32
-	most     atomic.Int32
-	uploads  atomic.Int32
-}
-
-func (b *overlapBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
-	b.uploads.Add(1)
-	n := b.inflight.Add(1)
-	defer b.inflight.Add(-1)
-	for m := b.most.Load(); n > m && !b.most.CompareAndSwap(m, n); m = b.most.Load() {
-	}
-	select {
-	case <-time.After(b.d):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return b.Bucket.Upload(ctx, name, r, opts...)
-}
-
 // TestFlushIntervalOverlapsPuts: with a flush interval shorter than the
 // PUT time, batches that have waited an interval start a PUT beside the one
 // in flight (a write waits for its own PUT to start, not for the one before
@@ -178,21 +154,17 @@ func (b *overlapBucket) Upload(ctx context.Context, name string, r io.Reader, op
 func TestFlushIntervalOverlapsPuts(t *testing.T) {
 	ctx := context.Background()
 	const interval, putTime = 10 * time.Millisecond, 60 * time.Millisecond
-	bkt := &overlapBucket{Bucket: blob.NewMemBucket(), d: putTime}
+	bkt := &slowBucket{Bucket: blob.NewMemBucket(), d: putTime}
 	w := NewWriter(bkt, 1, 0, nil, Options{FlushInterval: interval, Hedge: -1})
 	var seq uint64
-	appendOne := func(key string) uint64 {
-		seq++
-		if err := w.Append(batch(seq, key), 1); err != nil {
-			t.Fatal(err)
-		}
-		return seq
-	}
 
 	// Open loop: a batch every 2 ms, whatever is stored.
 	start := time.Now()
 	for i := 0; time.Since(start) < 400*time.Millisecond; i++ {
-		appendOne(fmt.Sprintf("open-%d", i))
+		seq++
+		if err := w.Append(batch(seq, fmt.Sprintf("open-%d", i)), 1); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	if err := w.WaitDurable(ctx, seq); err != nil {
@@ -217,15 +189,8 @@ func TestFlushIntervalOverlapsPuts(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 10 {
-				mu.Lock()
-				s := appendOne(fmt.Sprintf("closed-%d-%d", g, i))
-				mu.Unlock()
-				if err := w.WaitDurable(ctx, s); err != nil {
-					t.Error(err)
+				if !appendAndWait(t, w, &mu, &seq, fmt.Sprintf("closed-%d-%d", g, i)) {
 					return
-				}
-				if d := w.DurableSeq(); d < s {
-					t.Errorf("durable seq %d after waiting for %d", d, s)
 				}
 			}
 		}()
@@ -317,6 +282,30 @@ func listIDs(t *testing.T, bkt objstore.Bucket) []uint64 {
 		t.Fatal(err)
 	}
 	return ids
+}
+
+// appendAndWait appends a batch of key at the next seq (under mu, so that
+// seqs reach the writer in order), waits until it is durable, and checks
+// that DurableSeq then covers it: every object up to it is stored, so a
+// replay now would find it. It reports whether the writer went on.
+func appendAndWait(t *testing.T, w *Writer, mu *sync.Mutex, seq *uint64, key string) bool {
+	t.Helper()
+	mu.Lock()
+	*seq++
+	s := *seq
+	err := w.Append(batch(s, key), 1)
+	mu.Unlock()
+	if err == nil {
+		err = w.WaitDurable(context.Background(), s)
+	}
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	if d := w.DurableSeq(); d < s {
+		t.Errorf("durable seq %d after waiting for %d", d, s)
+	}
+	return true
 }
 
 // checkReplayedInOrder replays bkt's WAL and checks that it holds the
@@ -416,7 +405,6 @@ func testObject(t *testing.T, epoch, seq uint64) []byte {
 // TestPipelinedAcksInOrder: with several PUTs in flight and random PUT
 // latency, durability is acknowledged in seq order only.
 func TestPipelinedAcksInOrder(t *testing.T) {
-	ctx := context.Background()
 	fb := blob.NewFaultBucket(blob.NewMemBucket(), blob.FaultConfig{
 		Seed:        3,
 		Latency:     map[string]time.Duration{objstore.OpUpload: 5 * time.Millisecond},
@@ -431,22 +419,8 @@ func TestPipelinedAcksInOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				mu.Lock()
-				seq++
-				s := seq
-				if err := w.Append(batch(s, fmt.Sprintf("%d-%d", g, i)), 1); err != nil {
-					mu.Unlock()
-					t.Error(err)
+				if !appendAndWait(t, w, &mu, &seq, fmt.Sprintf("%d-%d", g, i)) {
 					return
-				}
-				mu.Unlock()
-				if err := w.WaitDurable(ctx, s); err != nil {
-					t.Error(err)
-					return
-				}
-				// Every object up to s is stored: replaying now finds s.
-				if d := w.DurableSeq(); d < s {
-					t.Errorf("durable seq %d after waiting for %d", d, s)
 				}
 			}
 		}()
