@@ -67,6 +67,7 @@ func (m Metrics) Figures() []Figure {
 		CounterFigure("wal_batches", "Write batches stored in the WAL (batches per object: divide by objects).", m.WAL.Batches),
 		CounterFigure("wal_put_retries", "Failed WAL PUT attempts that were retried.", m.WAL.PutRetries),
 		CounterFigure("wal_put_hedges", "WAL PUTs slow enough that a second, identical PUT was started.", m.WAL.PutHedges),
+		CounterFigure("wal_puts_beside", "WAL PUTs started while another was in flight (a backlog, or writes that waited a flush interval).", m.WAL.PutsBeside),
 		{Name: "wal_put_seconds", Help: "Time to store one WAL object, from its first PUT attempt to success.",
 			Kind: Histogram, Hist: m.WAL.PutSeconds},
 		{Name: "wal_object_batches", Help: "Write batches per WAL object: the size of group commit's groups.",

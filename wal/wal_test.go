@@ -176,6 +176,9 @@ func TestFlushIntervalOverlapsPuts(t *testing.T) {
 	if most < 2 {
 		t.Fatalf("at most %d PUT in flight with a %v interval and %v PUTs: they did not overlap", most, interval, putTime)
 	}
+	if beside := w.Stats().PutsBeside; beside == 0 || beside >= uint64(uploads) {
+		t.Fatalf("Stats counts %d of %d PUTs as started beside another", beside, uploads)
+	}
 	if max := int32(elapsed/interval) + 2; uploads > max {
 		t.Fatalf("%d PUTs in %v exceed one per %v", uploads, elapsed, interval)
 	}
@@ -490,4 +493,7 @@ func TestBacklogStartsSecondPut(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStarted(2)
+	if b := w.Stats().PutsBeside; b != 1 {
+		t.Fatalf("Stats counts %d PUTs started beside another, want 1", b)
+	}
 }

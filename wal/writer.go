@@ -77,6 +77,9 @@ type Stats struct {
 	Batches    uint64 // batches appended
 	PutRetries uint64 // failed PUT attempts that were retried
 	PutHedges  uint64 // PUTs slow enough that a second, identical one was started
+	// PutsBeside counts PUTs started while another was in flight: for a
+	// backlog, or for a batch that waited a flush interval.
+	PutsBeside uint64
 
 	// PutSeconds is the time from the start of an object's first PUT
 	// attempt to its success, per stored object; ObjectBatches is the
@@ -151,8 +154,8 @@ type Writer struct {
 	abandon    chan struct{}
 	putEWMA    atomic.Int64 // moving average of PUT times, ns (hedge.go)
 	stats      struct {
-		objects, bytes, batches, retries, hedges atomic.Uint64
-		putSeconds, objectBatches                *histogram
+		objects, bytes, batches, retries, hedges, beside atomic.Uint64
+		putSeconds, objectBatches                        *histogram
 	}
 }
 
@@ -297,6 +300,7 @@ func (w *Writer) Stats() Stats {
 		Batches:    w.stats.batches.Load(),
 		PutRetries: w.stats.retries.Load(),
 		PutHedges:  w.stats.hedges.Load(),
+		PutsBeside: w.stats.beside.Load(),
 
 		PutSeconds:    w.stats.putSeconds.snapshot(),
 		ObjectBatches: w.stats.objectBatches.snapshot(),
@@ -551,6 +555,9 @@ func (w *Writer) take() (rows takenRows, size int, tick int64, id uint64) {
 	}
 	id = w.nextID
 	w.nextID++
+	if w.inflight > 0 {
+		w.stats.beside.Add(1)
+	}
 	w.inflight++
 	return rows, size, tick, id
 }
