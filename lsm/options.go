@@ -15,8 +15,8 @@ type Options struct {
 	// WALFlushInterval is the minimum spacing between WAL flushes. 0 flushes
 	// as soon as the previous flush ends (local disk); on S3 an interval
 	// bounds the PUT rate, and a write that has waited an interval starts a
-	// flush beside the one in flight, so it waits at most about an interval
-	// plus a PUT.
+	// flush beside the one in flight, so it waits about an interval plus a
+	// PUT, not two PUTs (see wal.Options.FlushInterval).
 	WALFlushInterval time.Duration
 	// WALMaxObjectBytes cuts a WAL flush early. Default 8 MiB.
 	WALMaxObjectBytes int

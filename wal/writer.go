@@ -32,7 +32,7 @@ type Options struct {
 	// 0 (local disk) flushes as soon as the PUT in flight ends; on S3 an
 	// interval bounds the PUT rate, and a batch that has waited an interval
 	// starts a PUT beside the one in flight, so a write waits about an
-	// interval plus a PUT at most, not two PUTs (see loop).
+	// interval plus a PUT, not two PUTs (see loop and overlapWaitLocked).
 	FlushInterval time.Duration
 	// Inflight is how many PUTs may be in flight at once (1..MaxInflight):
 	// object id starts only when every object up to id-Inflight is
