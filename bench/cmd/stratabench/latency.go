@@ -92,6 +92,7 @@ type setRun struct {
 	walPuts         float64 // WAL objects stored per second
 	batchesPerPut   float64
 	hedges          float64
+	beside          float64 // share of WAL PUTs started while another was in flight
 	uploads         float64 // all object-store uploads per second (WAL, SSTs, manifests)
 }
 
@@ -151,20 +152,22 @@ func measureSets(ctx context.Context, srv *Server, cfg *latencyConfig, n int) (s
 	secs := res.Elapsed.Seconds()
 	objs := before.Delta(after, "wal_objects")
 	return setRun{clients: n, res: res, walPuts: objs / secs, batchesPerPut: before.Delta(after, "wal_batches") / max(objs, 1),
-		hedges: before.Delta(after, "wal_put_hedges"), uploads: before.Delta(after, "objstore_upload") / secs}, nil
+		hedges: before.Delta(after, "wal_put_hedges"), beside: before.Delta(after, "wal_puts_beside") / max(objs, 1),
+		uploads: before.Delta(after, "objstore_upload") / secs}, nil
 }
 
 func reportSetSweep(env *Env, cfg *latencyConfig, runs []setRun) error {
 	t := &Table{Title: "Durable SET latency vs WAL flush interval, object store slowed per request",
-		Columns: []string{"store latency", "flush interval", "clients", "SET/s", "p50 ms", "p99 ms", "WAL PUTs/s", "batches per PUT", "hedged PUTs", "uploads/s"}}
+		Columns: []string{"store latency", "flush interval", "clients", "SET/s", "p50 ms", "p99 ms", "WAL PUTs/s", "batches per PUT", "PUTs beside %", "hedged PUTs", "uploads/s"}}
 	for _, r := range runs {
 		t.AddRow(r.delay, r.interval, r.clients, r.res.Throughput(), ms(r.res.Latency.Quantile(0.5)),
-			ms(r.res.Latency.Quantile(0.99)), r.walPuts, r.batchesPerPut, r.hedges, r.uploads)
+			ms(r.res.Latency.Quantile(0.99)), r.walPuts, r.batchesPerPut, fmt.Sprintf("%.0f", 100*r.beside), r.hedges, r.uploads)
 	}
 	t.Note = fmt.Sprintf("strata server --appendfsync always --wal-flush-interval I on a local bucket whose every call "+
 		"(PUT, GET, LIST...) STRATA_FAULTS delays by the store latency; closed-loop clients, one SET of %d B each in "+
 		"flight, uniform over 1M keys, %v per row after a 2 s warm-up. WAL PUTs/s and batches per PUT from INFO "+
-		"wal_objects and wal_batches; hedged PUTs: wal_put_hedges in the row; uploads/s counts every PUT "+
+		"wal_objects and wal_batches; PUTs beside: the share started while another was in flight (wal_puts_beside); "+
+		"hedged PUTs: wal_put_hedges in the row; uploads/s counts every PUT "+
 		"(WAL, SSTs, manifests). Host: %d-core shared machine.", cfg.setValue, cfg.duration, runtime.NumCPU())
 	env.Report.Table(t)
 	var series []Series
