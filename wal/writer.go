@@ -152,7 +152,7 @@ type Writer struct {
 	kick       chan struct{}
 	done       chan struct{}
 	abandon    chan struct{}
-	putEWMA    atomic.Int64 // moving average of PUT times, ns (hedge.go)
+	putEWMA    atomic.Int64 // moving average of PUT times, ns: the hedge delay and the overlap wait read it
 	stats      struct {
 		objects, bytes, batches, retries, hedges, beside atomic.Uint64
 		putSeconds, objectBatches                        *histogram
@@ -382,8 +382,12 @@ func (w *Writer) loop() {
 		// 1.9k at 24 ms for one PUT at a time.
 		backlogOnly := w.inflight > 0 && w.pendingBytes < pipelineMinBytes
 		var overlapWait time.Duration
-		if backlogOnly && w.opts.FlushInterval > 0 && !idle {
-			overlapWait = w.overlapWaitLocked(lastStart)
+		if backlogOnly && w.opts.FlushInterval > 0 {
+			// Idle, the loop waits for the first batch (waitAppend), whose
+			// Append starts the overlap's clock.
+			if !idle {
+				overlapWait = w.overlapWaitLocked(lastStart)
+			}
 			backlogOnly = overlapWait > 0
 		}
 		full := windowFull || backlogOnly
@@ -395,8 +399,7 @@ func (w *Writer) loop() {
 		switch {
 		case stop || failed || windowFull:
 			w.loopWaits = waitKick
-		case full && !(idle && w.opts.FlushInterval > 0):
-			// With an interval, the first batch starts the overlap's clock.
+		case full:
 			w.loopWaits = waitBacklog
 		case idle:
 			w.loopWaits = waitAppend
