@@ -67,7 +67,11 @@ func (w *Writer) attempt(name string, data []byte) (hedged bool, err error) {
 	delay := w.hedgeDelay()
 	start := time.Now()
 	if delay < 0 {
-		return false, upload(context.Background())
+		err := upload(context.Background())
+		if err == nil {
+			w.observePut(time.Since(start)) // the overlap rule reads it too
+		}
+		return false, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // the loser of a race stops; the object is already whole

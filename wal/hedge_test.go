@@ -153,3 +153,20 @@ func TestHedgeLearnsSlowStore(t *testing.T) {
 		t.Errorf("%d of %d PUTs hedged on a store where all take 80ms; want the delay to learn it", st.PutHedges, st.Objects)
 	}
 }
+
+// TestPutTimeLearnedWithoutHedging: with hedging off, the PUT times still
+// feed the moving average, which the overlap wait of a flush interval
+// reads to tell when the PUT in flight is due to end.
+func TestPutTimeLearnedWithoutHedging(t *testing.T) {
+	w := NewWriter(&slowBucket{Bucket: blob.NewMemBucket(), d: 20 * time.Millisecond}, 1, 0, nil, Options{Hedge: -1})
+	defer w.Close()
+	if err := w.Append(batch(1, "k"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitDurable(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if avg := time.Duration(w.putEWMA.Load()); avg < 20*time.Millisecond {
+		t.Fatalf("PUT time average %v after a 20ms PUT with hedging off", avg)
+	}
+}
