@@ -49,8 +49,9 @@ func (s *Store) HScan(ctx context.Context, db int, key, cursor []byte, match str
 		return nil, nil, err
 	}
 	var out [][2][]byte
+	var cp copier
 	next, err := c.elementScan(ctx, nil, cursor, match, count, func(f, v []byte) {
-		out = append(out, [2][]byte{bytes.Clone(f), bytes.Clone(v)})
+		out = append(out, [2][]byte{cp.copy(f), cp.copy(v)})
 	})
 	return next, out, err
 }
@@ -62,8 +63,9 @@ func (s *Store) SScan(ctx context.Context, db int, key, cursor []byte, match str
 		return nil, nil, err
 	}
 	var out [][]byte
+	var cp copier
 	next, err := c.elementScan(ctx, nil, cursor, match, count, func(m, _ []byte) {
-		out = append(out, bytes.Clone(m))
+		out = append(out, cp.copy(m))
 	})
 	return next, out, err
 }
@@ -77,12 +79,13 @@ func (s *Store) ZScan(ctx context.Context, db int, key, cursor []byte, match str
 	}
 	var out []ZMember
 	var decodeErr error
+	var cp copier
 	next, err := c.elementScan(ctx, []byte{zsetMemberTag}, cursor, match, count, func(m, v []byte) {
 		score, err := decodeScoreValue(v)
 		if err != nil && decodeErr == nil {
 			decodeErr = err
 		}
-		out = append(out, ZMember{Score: score, Member: bytes.Clone(m)})
+		out = append(out, ZMember{Score: score, Member: cp.copy(m)})
 	})
 	if err == nil {
 		err = decodeErr

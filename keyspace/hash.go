@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -89,8 +88,9 @@ func (s *Store) HGetAll(ctx context.Context, db int, key []byte) ([][2][]byte, e
 		return nil, err
 	}
 	out := make([][2][]byte, 0, c.meta.Count)
+	var cp copier
 	err = c.scan(ctx, func(field, value []byte) error {
-		out = append(out, [2][]byte{bytes.Clone(field), bytes.Clone(value)})
+		out = append(out, [2][]byte{cp.copy(field), cp.copy(value)})
 		return nil
 	})
 	return out, err

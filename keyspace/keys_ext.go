@@ -157,10 +157,11 @@ func (s *Store) Keys(ctx context.Context, db int, pattern string) ([][]byte, err
 	prefix := metaPrefix(s.gen(db))
 	it := s.newIter(ctx, lsm.IterOptions{Prefix: append(slices.Clip(prefix), globLiteralPrefix(pattern)...)})
 	keys := [][]byte{}
+	var cp copier
 	for ok := it.First(); ok; ok = it.Next() {
 		key := it.Key()[len(prefix):]
 		if pattern == "*" || globMatch(pattern, key) {
-			keys = append(keys, bytes.Clone(key))
+			keys = append(keys, cp.copy(key))
 		}
 	}
 	return keys, it.Close()

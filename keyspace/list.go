@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 
@@ -184,8 +183,9 @@ func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int6
 		UpperBound: c.elem(posSuffix(c.meta.Head + uint64(stop) + 1)),
 	})
 	out := make([][]byte, 0, stop-start+1)
+	var cp copier
 	for ok := it.First(); ok; ok = it.Next() {
-		out = append(out, bytes.Clone(it.Value()))
+		out = append(out, cp.copy(it.Value()))
 	}
 	return out, it.Close()
 }

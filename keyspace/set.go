@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"bytes"
 	"context"
 
 	"github.com/stratakv/strata/lsm"
@@ -75,8 +74,9 @@ func (s *Store) SMembers(ctx context.Context, db int, key []byte) ([][]byte, err
 		return nil, err
 	}
 	out := make([][]byte, 0, c.meta.Count)
+	var cp copier
 	err = c.scan(ctx, func(member, _ []byte) error {
-		out = append(out, bytes.Clone(member))
+		out = append(out, cp.copy(member))
 		return nil
 	})
 	return out, err

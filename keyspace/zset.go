@@ -196,13 +196,14 @@ func (c *collection) byScore(ctx context.Context, lo float64, fn func(ZMember) b
 	if !math.IsInf(lo, -1) {
 		ok = it.SeekGE(c.elem(scoreSuffix(canonicalScore(lo), nil)))
 	}
+	var cp copier // members of one walk share chunks; every caller's result is short-lived
 	for ; ok; ok = it.Next() {
 		score, member, err := decodeScore(it.Key()[len(sp):])
 		if err != nil {
 			it.Close()
 			return err
 		}
-		if !fn(ZMember{Score: score, Member: bytes.Clone(member)}) {
+		if !fn(ZMember{Score: score, Member: cp.copy(member)}) {
 			break
 		}
 	}
