@@ -30,6 +30,15 @@ func (s *Store) Unchanged(db int, key []byte, st Stamp) bool {
 	return s.Stamp(db, key) == st
 }
 
+// SharesStamp reports whether a write to key b of database bdb changes the
+// stamp of key a of database adb: they share a lock stripe (or are the same
+// key). The stripes hash with a seed made per process, so which keys share
+// one differs from run to run; a test that needs a write not to abort a
+// WATCH picks its keys with this.
+func (s *Store) SharesStamp(adb int, a []byte, bdb int, b []byte) bool {
+	return s.stripe(adb, a) == s.stripe(bdb, b)
+}
+
 // bumpWrites counts a write to the stripe of every key b changes.
 // REQUIRES: b is applied and the stripes of its keys are still held.
 func (s *Store) bumpWrites(b *lsm.Batch) {

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -60,5 +61,41 @@ func TestStamp(t *testing.T) {
 	tx.Abort()
 	if !s.Unchanged(0, k, st) {
 		t.Error("an aborted transaction moved the stamp")
+	}
+}
+
+// TestSharesStamp: SharesStamp says which writes move a key's stamp. A
+// write to a key that shares the watched key's stripe (in this process's
+// hashing) moves its stamp, and a write to one that does not leaves it.
+func TestSharesStamp(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTestStore(t)
+	k := []byte("k")
+	if !s.SharesStamp(0, k, 0, k) {
+		t.Fatal("a key does not share its own stamp")
+	}
+	var sharing, apart []byte
+	for i := 0; i < 1_000_000 && (sharing == nil || apart == nil); i++ {
+		o := fmt.Appendf(nil, "other%d", i)
+		if s.SharesStamp(0, k, 0, o) {
+			sharing = o
+		} else if apart == nil {
+			apart = o
+		}
+	}
+	if sharing == nil || apart == nil {
+		t.Fatalf("found sharing %q, apart %q", sharing, apart)
+	}
+	for _, c := range []struct {
+		other []byte
+		moves bool
+	}{{sharing, true}, {apart, false}} {
+		st := s.Stamp(0, k)
+		if _, _, _, err := s.Set(ctx, 0, c.other, []byte("v"), SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if moved := !s.Unchanged(0, k, st); moved != c.moves {
+			t.Errorf("SET %q: stamp of %q moved = %v, SharesStamp said %v", c.other, k, moved, c.moves)
+		}
 	}
 }

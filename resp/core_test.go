@@ -272,9 +272,12 @@ func TestWatchOtherClient(t *testing.T) {
 	do(t, a, "+QUEUED\r\n", "SET", "k", "a")
 	do(t, a, "*-1\r\n", "EXEC")
 	do(t, a, "$1\r\nb\r\n", "GET", "k")
-	// Untouched (another key written).
+	// Untouched (another key written). Keys sharing a lock stripe abort
+	// each other's watches (keyspace.Stamp), so the other key is one that
+	// does not share k's in this process.
+	other := keyWhere(t, "other", func(o string) bool { return !ts.srv.store.SharesStamp(0, []byte("k"), 0, []byte(o)) })
 	do(t, a, "+OK\r\n", "WATCH", "k")
-	do(t, b, "+OK\r\n", "SET", "other", "b")
+	do(t, b, "+OK\r\n", "SET", other, "b")
 	do(t, a, "+OK\r\n", "MULTI")
 	do(t, a, "+QUEUED\r\n", "SET", "k", "a")
 	do(t, a, "*1\r\n+OK\r\n", "EXEC")
@@ -292,13 +295,31 @@ func TestWatchOtherClient(t *testing.T) {
 	a.Do("MULTI")
 	a.Do("GET", "k")
 	do(t, a, "*-1\r\n", "EXEC")
-	// Watched in db 0, written in db 1: no abort.
-	do(t, a, "+OK\r\n", "WATCH", "k")
+	// Watched in db 0, written in db 1: no abort (a key whose stripes in
+	// the two databases differ, as above).
+	w := keyWhere(t, "w", func(w string) bool { return !ts.srv.store.SharesStamp(0, []byte(w), 1, []byte(w)) })
+	do(t, a, "+OK\r\n", "WATCH", w)
 	b.Do("SELECT", "1")
-	do(t, b, "+OK\r\n", "SET", "k", "x")
+	do(t, b, "+OK\r\n", "SET", w, "x")
 	a.Do("MULTI")
-	a.Do("GET", "k")
+	a.Do("GET", w)
 	do(t, a, "*1\r\n$-1\r\n", "EXEC")
+}
+
+// keyWhere returns the first of base, base1, base2, ... that ok accepts.
+func keyWhere(t *testing.T, base string, ok func(string) bool) string {
+	t.Helper()
+	for i := range 100 {
+		k := base
+		if i > 0 {
+			k = fmt.Sprint(base, i)
+		}
+		if ok(k) {
+			return k
+		}
+	}
+	t.Fatalf("no key from %q up satisfies the test's condition", base)
+	return ""
 }
 
 // TestWatchRace: check-and-set increments with WATCH from many clients
