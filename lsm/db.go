@@ -370,7 +370,9 @@ func (db *DB) View(ctx context.Context, key []byte, fn func(value []byte) error)
 	return fn(row.Value)
 }
 
-// getRow returns the newest visible row of key, if any is live.
+// getRow returns the newest visible row of key, if any is live. Its slices
+// are shared with a memtable or an SST block: valid while held, not to be
+// modified.
 func (db *DB) getRow(ctx context.Context, key []byte) (sst.Row, bool, error) {
 	seq := db.visibleSeq.Load()
 	rs := db.state.Load()
@@ -433,11 +435,11 @@ func (c *tableCache) tableGet(ctx context.Context, t manifest.SST, key []byte, b
 	if err != nil {
 		return sst.Row{}, false, err
 	}
-	if !rd.MayContain(key) {
+	r, ok, filtered, err := rd.Lookup(ctx, key)
+	if filtered {
 		bloomSkips.Add(1)
-		return sst.Row{}, false, nil
 	}
-	return rd.Get(ctx, key)
+	return r, ok, err
 }
 
 // findInRun returns the SST of a sorted run whose key range holds key.

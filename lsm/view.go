@@ -27,7 +27,9 @@ func NewView(bkt objstore.Bucket, man *manifest.Manifest, cacheBytes int64) *Vie
 }
 
 // Get returns the newest row of key in the view, of any kind and whatever
-// its expiry: the caller judges it by its own clock.
+// its expiry: the caller judges it by its own clock. The row shares the
+// SST block's memory (see sst.Reader.Lookup): valid while held, not to be
+// modified.
 func (v *View) Get(ctx context.Context, key []byte) (sst.Row, bool, error) {
 	return v.tables.lookup(ctx, v.man, key, &v.bloomSkips)
 }

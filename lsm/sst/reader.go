@@ -267,44 +267,63 @@ func (r *Reader) MayContain(key []byte) bool {
 
 // Get returns the newest row with the given key, of any kind, as a copy.
 func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
+	row, ok, _, err := r.Lookup(ctx, key)
+	if ok {
+		row = copyRow(row)
+	}
+	return row, ok, err
+}
+
+// Lookup is Get without the copy: the row's Key is key itself and its
+// Value points into a block, which the row keeps alive (blocks are never
+// reused), so it stays valid while the caller holds it and must not be
+// modified. filtered reports that the bloom filter ruled the key out. A
+// point read that hands the value on at once (lsm's View) saves Get's
+// allocation and copy, and asks the block cache for the filter once.
+func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
 	f, err := r.filterBlock(ctx)
-	if err != nil || !f.mayContain(bloomHash(key)) {
-		return Row{}, false, err
+	if err != nil {
+		return Row{}, false, false, err
+	}
+	if !f.mayContain(bloomHash(key)) {
+		return Row{}, false, true, nil
 	}
 	x, err := r.indexBlock(ctx)
 	if err != nil {
-		return Row{}, false, err
+		return Row{}, false, false, err
 	}
 	i := x.search(key)
 	if i == x.n {
-		return Row{}, false, nil
+		return Row{}, false, false, nil
 	}
 	e := x.entry(i)
 	if e.compareFirstKey(key) > 0 {
-		return Row{}, false, nil // key falls between two blocks
+		return Row{}, false, false, nil // key falls between two blocks
 	}
 	data, err := r.readBlock(ctx, e.handle, true)
 	if err != nil {
-		return Row{}, false, err
+		return Row{}, false, false, err
 	}
 	it := blockIterPool.Get().(*blockIter)
 	defer func() {
-		it.data, it.value = nil, nil // do not pin the block
+		it.data, it.value = nil, nil // the pooled iterator must not pin the block
 		blockIterPool.Put(it)
 	}()
 	if err := it.init(data); err != nil {
-		return Row{}, false, corruptErr(r.name, int64(e.handle.offset), err)
+		return Row{}, false, false, corruptErr(r.name, int64(e.handle.offset), err)
 	}
 	if !it.seekGE(key) {
 		if it.err != nil {
-			return Row{}, false, corruptErr(r.name, int64(e.handle.offset), it.err)
+			return Row{}, false, false, corruptErr(r.name, int64(e.handle.offset), it.err)
 		}
-		return Row{}, false, nil
+		return Row{}, false, false, nil
 	}
 	if !bytes.Equal(it.key, key) {
-		return Row{}, false, nil
+		return Row{}, false, false, nil
 	}
-	return copyRow(it.row()), true, nil
+	row = it.row()
+	row.Key = key // it.key is the pooled iterator's buffer
+	return row, true, false, nil
 }
 
 // blockIterPool recycles Get's block iterators with their key buffers, so a
