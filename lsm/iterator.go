@@ -29,11 +29,6 @@ type Iterator struct {
 	row    sst.Row
 	valid  bool
 	err    error
-	// ahead is the merged stream's current row when hasAhead, as skipKey
-	// read it: settle uses it instead of asking the merged stream again,
-	// one interface call and row copy per key fewer.
-	ahead    sst.Row
-	hasAhead bool
 }
 
 var _ sst.Iterator = (*Iterator)(nil)
@@ -93,16 +88,10 @@ func prefixSuccessor(prefix []byte) []byte {
 }
 
 // First positions at the first live key.
-func (it *Iterator) First() bool {
-	it.hasAhead = false
-	return it.settle(it.merged.First())
-}
+func (it *Iterator) First() bool { return it.settle(it.current(it.merged.First())) }
 
 // SeekGE positions at the first live key >= key.
-func (it *Iterator) SeekGE(key []byte) bool {
-	it.hasAhead = false
-	return it.settle(it.merged.SeekGE(key))
-}
+func (it *Iterator) SeekGE(key []byte) bool { return it.settle(it.current(it.merged.SeekGE(key))) }
 
 // Next moves to the next live key.
 func (it *Iterator) Next() bool {
@@ -112,29 +101,33 @@ func (it *Iterator) Next() bool {
 	return it.settle(it.skipKey())
 }
 
-// skipKey advances the merged stream past every version of it.key, and
-// leaves the row it stopped at in it.ahead for settle.
-func (it *Iterator) skipKey() bool {
+// skipKey advances the merged stream past every version of it.key and
+// returns the row it stopped at, which settle goes on from: the row is read
+// once per key, not again by settle (an interface call and a row copy).
+func (it *Iterator) skipKey() (sst.Row, bool) {
 	for it.merged.Next() {
-		if it.ahead = it.merged.Row(); !bytes.Equal(it.ahead.Key, it.key) {
-			it.hasAhead = true
-			return true
+		if r := it.merged.Row(); !bytes.Equal(r.Key, it.key) {
+			return r, true
 		}
 	}
-	return false
+	return sst.Row{}, false
 }
 
-// settle moves forward to the next key whose newest visible version is live.
-func (it *Iterator) settle(ok bool) bool {
+// current returns the merged stream's row, if ok says it has one.
+func (it *Iterator) current(ok bool) (sst.Row, bool) {
+	if !ok {
+		return sst.Row{}, false
+	}
+	return it.merged.Row(), true
+}
+
+// settle moves forward from r, the merged stream's current row (if ok), to
+// the next key whose newest visible version is live.
+func (it *Iterator) settle(r sst.Row, ok bool) bool {
 	it.valid = false
 	for ok {
-		r := it.ahead
-		if !it.hasAhead {
-			r = it.merged.Row()
-		}
-		it.hasAhead = false
 		if r.Seq > it.seq && r.Seq < batchSeqBase {
-			ok = it.merged.Next() // written after the iterator was made
+			r, ok = it.current(it.merged.Next()) // written after the iterator was made
 			continue
 		}
 		it.key = append(it.key[:0], r.Key...)
@@ -144,7 +137,7 @@ func (it *Iterator) settle(ok bool) bool {
 			it.valid = true
 			return true
 		}
-		ok = it.skipKey()
+		r, ok = it.skipKey()
 	}
 	it.err = it.merged.Error()
 	return false

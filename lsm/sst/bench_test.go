@@ -69,42 +69,25 @@ func BenchmarkGet(b *testing.B) {
 			}
 		})
 	}
-	// How the engine's point read asks an SST: before Lookup it asked
-	// MayContain, then Get (the filter from the cache twice, the row
-	// copied); now Lookup once, the row shared.
-	b.Run("engine-path", func(b *testing.B) {
+	// Get copies the row it finds; Lookup, the engine's point read, shares
+	// the block's memory.
+	b.Run("lookup", func(b *testing.B) {
 		data, _ := build(b, rows, BuilderOptions{BloomBitsPerKey: 10, Compression: CompressionS2})
 		r := openBytes(b, data, NewCache(256<<20))
 		ctx := context.Background()
-		for _, row := range rows {
+		for _, row := range rows { // warm the cache
 			if _, ok, _, err := r.Lookup(ctx, row.Key); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
 		}
-		b.Run("maycontain-get", func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				k := rows[i%len(rows)].Key
-				if !r.MayContain(k) {
-					b.Fatal("filtered")
-				}
-				if _, ok, err := r.Get(ctx, k); !ok || err != nil {
-					b.Fatal(ok, err)
-				}
-				i += 7919
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, ok, _, err := r.Lookup(ctx, rows[i%len(rows)].Key); !ok || err != nil {
+				b.Fatal(ok, err)
 			}
-		})
-		b.Run("lookup", func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if _, ok, _, err := r.Lookup(ctx, rows[i%len(rows)].Key); !ok || err != nil {
-					b.Fatal(ok, err)
-				}
-				i += 7919
-			}
-		})
+			i += 7919
+		}
 	})
 	b.Run("absent", func(b *testing.B) {
 		data, _ := build(b, rows, BuilderOptions{BloomBitsPerKey: 10})

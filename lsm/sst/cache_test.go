@@ -1,6 +1,7 @@
 package sst
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -41,7 +42,11 @@ func TestBloomThroughReader(t *testing.T) {
 	r := openBytes(t, data, nil)
 	fp := 0
 	for i := range 20000 {
-		if r.MayContain(fmt.Appendf(nil, "nope-%d", i)) {
+		_, ok, filtered, err := r.Lookup(context.Background(), fmt.Appendf(nil, "nope-%d", i))
+		if err != nil || ok {
+			t.Fatalf("Lookup of an absent key: ok %v, %v", ok, err)
+		}
+		if !filtered {
 			fp++
 		}
 	}

@@ -258,13 +258,6 @@ func (r *Reader) readBlock(ctx context.Context, h blockHandle, fill bool) ([]byt
 	return b, nil
 }
 
-// MayContain reports whether key may be in the object, by its bloom filter.
-// It never does I/O: if the filter is not in memory it answers true.
-func (r *Reader) MayContain(key []byte) bool {
-	f, ok := r.residentFilter()
-	return !ok || f.mayContain(bloomHash(key))
-}
-
 // Get returns the newest row with the given key, of any kind, as a copy.
 func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 	row, ok, _, err := r.Lookup(ctx, key)

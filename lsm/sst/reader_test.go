@@ -126,9 +126,6 @@ func checkGets(t *testing.T, r *Reader, rows []Row, rng *rand.Rand) {
 		}
 	}
 	for k, want := range newest {
-		if !r.MayContain([]byte(k)) {
-			t.Fatalf("MayContain(%q) = false for a present key", k)
-		}
 		got, ok, err := r.Get(ctx, []byte(k))
 		if err != nil || !ok || !rowEqual(got, want) {
 			t.Fatalf("Get(%q) = %s, %v, %v; want %s", k, fmtRow(got), ok, err, fmtRow(want))
@@ -348,9 +345,6 @@ func TestReaderRefetchesEvictedMeta(t *testing.T) {
 	}
 	if _, ok := r.residentFilter(); ok {
 		t.Fatal("filter still cached after the flood")
-	}
-	if !r.MayContain([]byte("certainly absent")) {
-		t.Fatal("MayContain without a resident filter must answer true")
 	}
 	checkGets(t, r, rows, rng)
 	checkIterAll(t, r, rows)
