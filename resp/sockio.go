@@ -29,6 +29,19 @@ type sockIO struct {
 	net string
 	la  net.Addr
 	ra  net.Addr
+
+	// The functions handed to RawConn, made once: a closure made per call
+	// escapes through the interface, an allocation per read and per write.
+	// Their arguments and results are these fields, the reader's and the
+	// writer's apart (one goroutine reads, writes are serialized).
+	readFn  func(fd uintptr) bool
+	rbuf    []byte
+	rn      int
+	rerrno  syscall.Errno
+	writeFn func(fd uintptr) bool
+	wbuf    []byte
+	wdone   int
+	werrno  syscall.Errno
 }
 
 // newSockIO returns raw socket I/O for nc, or nc itself if it is not a
@@ -44,29 +57,19 @@ func newSockIO(nc net.Conn) io.ReadWriter {
 	if err != nil {
 		return nc
 	}
-	return &sockIO{rc: rc, net: nc.LocalAddr().Network(), la: nc.LocalAddr(), ra: nc.RemoteAddr()}
+	s := &sockIO{rc: rc, net: nc.LocalAddr().Network(), la: nc.LocalAddr(), ra: nc.RemoteAddr()}
+	s.readFn, s.writeFn = s.readSome, s.writeAll
+	return s
 }
 
 func (s *sockIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			if e != 0 {
-				n, errno = 0, e
-			} else {
-				n, errno = int(r), 0
-			}
-			return e != syscall.EAGAIN
-		}
-	})
+	s.rbuf, s.rn, s.rerrno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	n, errno := s.rn, s.rerrno
+	s.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, s.opError("read", err)
@@ -78,26 +81,30 @@ func (s *sockIO) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Write writes all of p, as net.Conn's Write does, unless an error stops it.
-func (s *sockIO) Write(p []byte) (int, error) {
-	done := 0
-	var errno syscall.Errno
-	err := s.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
+// readSome reads into s.rbuf; it reports false (wait for readiness) on
+// EAGAIN.
+func (s *sockIO) readSome(fd uintptr) bool {
+	p := s.rbuf
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == syscall.EINTR {
+			continue
 		}
-		return true
-	})
+		if e != 0 {
+			s.rn, s.rerrno = 0, e
+		} else {
+			s.rn, s.rerrno = int(r), 0
+		}
+		return e != syscall.EAGAIN
+	}
+}
+
+// Write writes all of p, waiting for the socket to drain when it is full.
+func (s *sockIO) Write(p []byte) (int, error) {
+	s.wbuf, s.wdone, s.werrno = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	done, errno := s.wdone, s.werrno
+	s.wbuf = nil
 	switch {
 	case err != nil:
 		return done, s.opError("write", err)
@@ -105,6 +112,26 @@ func (s *sockIO) Write(p []byte) (int, error) {
 		return done, s.opError("write", os.NewSyscallError("write", errno))
 	}
 	return done, nil
+}
+
+// writeAll writes what is left of s.wbuf; it reports false (wait for
+// readiness) on EAGAIN.
+func (s *sockIO) writeAll(fd uintptr) bool {
+	p := s.wbuf
+	for s.wdone < len(p) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[s.wdone])), uintptr(len(p)-s.wdone))
+		switch e {
+		case 0:
+			s.wdone += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.werrno = e
+			return true
+		}
+	}
+	return true
 }
 
 func (s *sockIO) opError(op string, err error) error {

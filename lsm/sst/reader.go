@@ -262,16 +262,18 @@ func (r *Reader) readBlock(ctx context.Context, h blockHandle, fill bool) ([]byt
 func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 	row, ok, _, err := r.Lookup(ctx, key)
 	if ok {
+		row.Key = key
 		row = copyRow(row)
 	}
 	return row, ok, err
 }
 
-// Lookup is Get without the copy: the row's Key is key itself and its
-// Value points into a block, which the row keeps alive (blocks are never
-// reused), so it stays valid while the caller holds it and must not be
-// modified. filtered reports that the bloom filter ruled the key out. A
-// point read that hands the value on at once (lsm's View) saves Get's
+// Lookup is Get without the copy. The row has no Key: the caller holds it,
+// and leaving it out keeps key off the heap where the value is handed to a
+// function (lsm's View). Its Value points into a block, which the row keeps
+// alive (blocks are never reused), so it stays valid while the caller holds
+// it and must not be modified. filtered reports that the bloom filter ruled
+// the key out. A point read that hands the value on at once saves Get's
 // allocation and copy, and asks the block cache for the filter once.
 func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
 	f, err := r.filterBlock(ctx)
@@ -315,7 +317,7 @@ func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered 
 		return Row{}, false, false, nil
 	}
 	row = it.row()
-	row.Key = key // it.key is the pooled iterator's buffer
+	row.Key = nil // it.key is the pooled iterator's buffer
 	return row, true, false, nil
 }
 

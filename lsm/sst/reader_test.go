@@ -92,7 +92,7 @@ func checkIterAll(t *testing.T, r *Reader, rows []Row) {
 }
 
 // checkLookupsHeld looks up every key, holding each row Lookup returns
-// (which shares the block's memory) while the lookups after it run, evict
+// (whose value shares the block's memory) while the lookups after it run, evict
 // blocks from a small cache and reuse the pooled block iterator; then
 // checks every held row. The filter never rules out a present key.
 func checkLookupsHeld(t *testing.T, r *Reader, rows []Row) {
@@ -107,6 +107,10 @@ func checkLookupsHeld(t *testing.T, r *Reader, rows []Row) {
 		if err != nil || !ok || filtered {
 			t.Fatalf("Lookup(%q) = %v, filtered %v, %v; want the row", row.Key, ok, filtered, err)
 		}
+		if got.Key != nil {
+			t.Fatalf("Lookup(%q) returned Key %q; want none (the caller has it)", row.Key, got.Key)
+		}
+		got.Key = row.Key
 		held, want = append(held, got), append(want, row)
 	}
 	for i := range held {
