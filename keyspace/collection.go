@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -36,6 +37,9 @@ type collection struct {
 	meta   Meta
 	old    Meta
 	exists bool
+	// recent: the metadata row is in the engine's mutable memtable, so
+	// leaving it unchanged costs reads nothing (see finish)
+	recent bool
 	prefix []byte // element rows' common prefix
 }
 
@@ -47,14 +51,14 @@ func (s *Store) openCollection(ctx context.Context, db int, key []byte, t Type, 
 		return nil, false, err
 	}
 	gen := s.gen(db)
-	m, ok, err := s.getTyped(ctx, gen, key, t)
+	m, ok, recent, err := s.getTypedRecent(ctx, gen, key, t)
 	if err != nil {
 		return nil, false, err
 	}
 	if !ok && !create {
 		return nil, false, nil
 	}
-	c := &collection{s: s, gen: gen, key: key, meta: m, old: m, exists: ok}
+	c := &collection{s: s, gen: gen, key: key, meta: m, old: m, exists: ok, recent: recent}
 	if !ok {
 		c.meta = Meta{Type: t, Version: s.newVersion()}
 	}
@@ -81,12 +85,24 @@ func (c *collection) get(ctx context.Context, suffix []byte) ([]byte, bool, erro
 // collection is empty (as Redis does), and commits.
 func (c *collection) finish(ctx context.Context, b *lsm.Batch) error {
 	switch {
+	case c.meta.Count > 0 && c.recent && sameMeta(c.meta, c.old):
+		// Nothing the metadata holds changed (HSET of an existing field,
+		// ZADD of a new score): the element rows are the whole change. A
+		// row not in the mutable memtable is rewritten all the same, so a
+		// collection's next commands find it there and not in the SSTs
+		// (a 20% cheaper HSET otherwise turned into no gain).
 	case c.meta.Count > 0:
 		putMeta(b, c.gen, c.key, c.meta, c.old, c.exists)
 	case c.exists:
 		deleteMeta(b, c.gen, c.key, c.old)
 	}
 	return c.s.commit(ctx, b)
+}
+
+// sameMeta reports whether a and b encode the same metadata.
+func sameMeta(a, b Meta) bool {
+	return a.Type == b.Type && a.Version == b.Version && a.ExpireAt == b.ExpireAt && a.Count == b.Count &&
+		a.Head == b.Head && a.Tail == b.Tail && bytes.Equal(a.Payload, b.Payload)
 }
 
 // scan calls fn for every element row (suffix, value) in order.

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -188,32 +189,62 @@ func (s *Store) commit(ctx context.Context, b *lsm.Batch) error {
 // metadata row once its expiry passed (the row carries the key's
 // expire_at), so an expired key reads as absent here and everywhere.
 func (s *Store) getMeta(ctx context.Context, gen uint32, key []byte) (Meta, bool, error) {
+	m, ok, _, err := s.readMeta(ctx, gen, key)
+	return m, ok, err
+}
+
+// readMeta is getMeta that also reports whether the metadata row is in the
+// engine's mutable memtable (recent; never inside a transaction).
+func (s *Store) readMeta(ctx context.Context, gen uint32, key []byte) (m Meta, ok, recent bool, err error) {
 	var kbuf [64]byte // keys up to 55 bytes are encoded on the stack
-	v, err := s.get(ctx, appendMetaKey(kbuf[:0], gen, key))
+	mk := appendMetaKey(kbuf[:0], gen, key)
+	decode := func(v []byte) error {
+		var derr error
+		if m, derr = decodeMeta(v); derr != nil {
+			return fmt.Errorf("keyspace: key %q: %w", key, derr)
+		}
+		m.Payload = bytes.Clone(m.Payload) // v is the engine's
+		ok = true
+		return nil
+	}
+	if s.tx != nil {
+		var v []byte
+		if v, err = s.tx.ib.Get(ctx, mk); err == nil {
+			err = decode(v)
+		}
+	} else {
+		err = s.db.ViewRecent(ctx, mk, func(v []byte, r bool) error {
+			recent = r
+			return decode(v)
+		})
+	}
 	if errors.Is(err, lsm.ErrNotFound) {
-		return Meta{}, false, nil
+		return Meta{}, false, false, nil
 	}
 	if err != nil {
-		return Meta{}, false, err
+		return Meta{}, false, false, err
 	}
-	m, err := decodeMeta(v)
-	if err != nil {
-		return Meta{}, false, fmt.Errorf("keyspace: key %q: %w", key, err)
-	}
-	return m, true, nil
+	return m, ok, recent, nil
 }
 
 // getTyped returns key's metadata if it holds type t; ErrWrongType if it
 // holds another type.
 func (s *Store) getTyped(ctx context.Context, gen uint32, key []byte, t Type) (Meta, bool, error) {
-	m, ok, err := s.getMeta(ctx, gen, key)
+	m, ok, _, err := s.getTypedRecent(ctx, gen, key, t)
+	return m, ok, err
+}
+
+// getTypedRecent is getTyped that also reports whether the metadata row is
+// recent (see readMeta).
+func (s *Store) getTypedRecent(ctx context.Context, gen uint32, key []byte, t Type) (Meta, bool, bool, error) {
+	m, ok, recent, err := s.readMeta(ctx, gen, key)
 	if err != nil || !ok {
-		return m, ok, err
+		return m, ok, false, err
 	}
 	if m.Type != t {
-		return m, false, ErrWrongType
+		return m, false, false, ErrWrongType
 	}
-	return m, true, nil
+	return m, true, recent, nil
 }
 
 // putMeta adds the metadata row of key to b, moving its expiry-index entry
