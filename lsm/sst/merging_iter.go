@@ -1,39 +1,60 @@
 package sst
 
-import "container/heap"
-
 // mergingIter merges child iterators into one stream ordered by key
 // ascending then seq descending. It yields every version: the engine's
 // iterator picks the visible one per key, compaction the newest.
+//
+// Its heap holds each child's current key and seq, read once per move of
+// the child: comparing through the children's Row (an interface call and
+// a row copy per side, two per comparison) and container/heap's interface
+// calls were most of a merged step, paid once per version of every key.
 type mergingIter struct {
 	children []Iterator
-	h        iterHeap
+	h        []heapItem
 	err      error
 }
 
 var _ Iterator = (*mergingIter)(nil)
 
-type iterHeap []Iterator
-
-func (h iterHeap) Len() int { return len(h) }
-func (h iterHeap) Less(i, j int) bool {
-	a, b := h[i].Row(), h[j].Row()
-	return Compare(a.Key, a.Seq, b.Key, b.Seq) < 0
+type heapItem struct {
+	it  Iterator
+	key []byte // it.Row().Key, valid until it moves
+	seq uint64
 }
-func (h iterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)   { *h = append(*h, x.(Iterator)) }
-func (h *iterHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (x *heapItem) load() {
+	r := x.it.Row()
+	x.key, x.seq = r.Key, r.Seq
+}
+
+func itemLess(a, b *heapItem) bool { return Compare(a.key, a.seq, b.key, b.seq) < 0 }
+
+// down restores the heap order below i.
+func (m *mergingIter) down(i int) {
+	h := m.h
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && itemLess(&h[r], &h[l]) {
+			j = r
+		}
+		if !itemLess(&h[j], &h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
 }
 
 // NewMergingIter merges children, which it owns: Close closes them.
 func NewMergingIter(children []Iterator) Iterator { return newMergingIter(children) }
 
 func newMergingIter(children []Iterator) *mergingIter {
-	return &mergingIter{children: children, h: make(iterHeap, 0, len(children))}
+	return &mergingIter{children: children, h: make([]heapItem, 0, len(children))}
 }
 
 // rebuild fills the heap with every valid child, after each child was
@@ -42,7 +63,8 @@ func (m *mergingIter) rebuild() bool {
 	m.h = m.h[:0]
 	for _, c := range m.children {
 		if c.Valid() {
-			m.h = append(m.h, c)
+			m.h = append(m.h, heapItem{it: c})
+			m.h[len(m.h)-1].load()
 		} else if err := c.Error(); err != nil {
 			m.err = err
 		}
@@ -51,7 +73,9 @@ func (m *mergingIter) rebuild() bool {
 		m.h = m.h[:0]
 		return false
 	}
-	heap.Init(&m.h)
+	for i := len(m.h)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
 	return len(m.h) > 0
 }
 
@@ -75,22 +99,26 @@ func (m *mergingIter) Next() bool {
 	if len(m.h) == 0 {
 		return false
 	}
-	top := m.h[0]
-	if top.Next() {
-		heap.Fix(&m.h, 0)
+	top := &m.h[0]
+	if top.it.Next() {
+		top.load()
 	} else {
-		heap.Pop(&m.h)
-		if err := top.Error(); err != nil {
+		if err := top.it.Error(); err != nil {
 			m.err = err
 			m.h = m.h[:0]
 			return false
 		}
+		last := len(m.h) - 1
+		m.h[0] = m.h[last]
+		m.h[last] = heapItem{}
+		m.h = m.h[:last]
 	}
+	m.down(0)
 	return len(m.h) > 0
 }
 
 func (m *mergingIter) Valid() bool  { return len(m.h) > 0 }
-func (m *mergingIter) Row() Row     { return m.h[0].Row() }
+func (m *mergingIter) Row() Row     { return m.h[0].it.Row() }
 func (m *mergingIter) Error() error { return m.err }
 
 func (m *mergingIter) Close() error {
@@ -99,6 +127,7 @@ func (m *mergingIter) Close() error {
 			m.err = err
 		}
 	}
+	clear(m.h)
 	m.h = m.h[:0]
 	return m.err
 }
