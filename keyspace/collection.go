@@ -89,8 +89,9 @@ func (c *collection) finish(ctx context.Context, b *lsm.Batch) error {
 		// Nothing the metadata holds changed (HSET of an existing field,
 		// ZADD of a new score): the element rows are the whole change. A
 		// row not in the mutable memtable is rewritten all the same, so a
-		// collection's next commands find it there and not in the SSTs
-		// (a 20% cheaper HSET otherwise turned into no gain).
+		// collection's next commands find it there: skipping it regardless
+		// left HSET on an established hash no cheaper, its metadata reads
+		// going to the SSTs.
 	case c.meta.Count > 0:
 		putMeta(b, c.gen, c.key, c.meta, c.old, c.exists)
 	case c.exists:
