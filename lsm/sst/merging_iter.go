@@ -101,6 +101,9 @@ func (m *mergingIter) Next() bool {
 	}
 	top := &m.h[0]
 	if top.it.Next() {
+		if len(m.h) == 1 {
+			return true // nothing to compare with: a lone child's key is not needed
+		}
 		top.load()
 	} else {
 		if err := top.it.Error(); err != nil {
