@@ -63,6 +63,34 @@ func (s *Store) GetView(ctx context.Context, db int, key []byte, fn func(val []b
 	return found, err
 }
 
+// WarmMeta is a hint that commands reading keys of database db come next:
+// the engine brings their metadata rows into the CPU's cache together
+// (lsm.DB.Warm). A server calls it for a pipeline of GETs. Outside a
+// transaction only; it changes nothing.
+func (s *Store) WarmMeta(db int, keys [][]byte) {
+	if s.tx != nil || checkDB(db) != nil {
+		return
+	}
+	var buf [warmBytes]byte
+	var mks [WarmKeys][]byte
+	gen, b, n := s.gen(db), buf[:0], 0
+	for _, k := range keys {
+		if n == len(mks) || len(b)+metaKeyHeaderLen+len(k) > cap(b) {
+			break
+		}
+		b = appendMetaKey(b, gen, k)
+		mks[n] = b[len(b)-metaKeyHeaderLen-len(k):]
+		n++
+	}
+	s.db.Warm(mks[:n])
+}
+
+// WarmKeys is how many keys one WarmMeta looks at.
+const WarmKeys = lsm.WarmKeys
+
+// warmBytes bounds the metadata keys one WarmMeta encodes on its stack.
+const warmBytes = 1024
+
 // Set sets key to val as SET does. ok reports whether it was set (NX/XX);
 // old and hadOld are the previous string value, for GET.
 func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) (old []byte, hadOld, ok bool, err error) {

@@ -402,6 +402,16 @@ func (db *DB) getRow(ctx context.Context, key []byte) (r sst.Row, recent, ok boo
 	return r, false, ok && db.live(r), err
 }
 
+// Warm is a hint that point reads of keys (the first WarmKeys) come
+// next: it brings what the mutable memtable holds for them into the CPU's
+// cache with their cache misses overlapped, where reading them one by one
+// waits for each miss in turn. A pipeline of GETs of a memtable larger than
+// the cache reads several times faster warmed (BenchmarkMemtableGetPipelined).
+// It changes nothing a read returns.
+func (db *DB) Warm(keys [][]byte) {
+	db.state.Load().mem.warm(keys)
+}
+
 // live reports whether r is a value readers see now. The clock is read
 // only for a row that can expire (a tenth of a cached GET's CPU went to
 // reading it for every row).

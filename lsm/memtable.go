@@ -234,6 +234,43 @@ func (m *memtable) get(key []byte, readSeq uint64) (sst.Row, bool) {
 	return sst.Row{}, false
 }
 
+// WarmKeys is how many keys one DB.Warm looks at: what a pipeline of point
+// reads usually holds, and enough loads to keep a core's miss buffers busy.
+const WarmKeys = 16
+
+// warm loads, for each of the first WarmKeys keys, the index slot, node and
+// newest version a get of it would load, one phase at a time. A get's
+// loads each need the one before (slot, then node, then version), so it
+// waits for its cache misses one after another; here the loads of a phase
+// are independent of one another, so the core has a phase's misses in
+// flight at once, and the gets that follow find those lines in cache. It
+// changes nothing, and a key it cannot find quickly (a probe past its first
+// slot, or a tag that matches another key) is simply read colder. The loads
+// are atomic so that the compiler keeps them though nothing uses them.
+func (m *memtable) warm(keys [][]byte) {
+	var at [WarmKeys]uint64
+	n := min(len(keys), WarmKeys)
+	t := m.index.Load()
+	for i := range n {
+		h := maphash.Bytes(m.seed, keys[i])
+		s := atomic.LoadUint64(&t.slots[h&t.mask])
+		if s>>48 != h>>48 {
+			s = 0
+		}
+		at[i] = s & memIndexNode
+	}
+	for i := range n {
+		if at[i] != 0 {
+			at[i] = m.a.load(at[i] + nodeVersions)
+		}
+	}
+	for i := range n {
+		if at[i] != 0 {
+			m.a.load(at[i] + verSeq)
+		}
+	}
+}
+
 func (m *memtable) empty() bool { return m.entries.Load() == 0 }
 
 // each calls fn with every key's newest row, in key order.

@@ -98,6 +98,36 @@ func (rd *reader) buffered() (args [][]byte, ok bool, err error) {
 	return nil, false, rd.err // incomplete (nil), or refused, or the read's end
 }
 
+// peekGets fills keys with the keys of the GETs buffered after the command
+// returned last, in order, up to the first frame that is not a whole GET in
+// RESP, and returns how many it found. It consumes nothing, and the keys
+// point into the buffer: valid until the next call that returns a command.
+func (rd *reader) peekGets(keys [][]byte) int {
+	const head = "*2\r\n$3\r\nGET\r\n$"
+	b := rd.buf[rd.start:rd.end]
+	n := 0
+	for n < len(keys) && len(b) > len(head) {
+		for i := range len(head) {
+			if c, h := b[i], head[i]; c != h && (h < 'A' || h > 'Z' || c != h|0x20) { // get, Get...
+				return n
+			}
+		}
+		b = b[len(head):]
+		size, i := 0, 0
+		for ; i < len(b) && i < 9 && '0' <= b[i] && b[i] <= '9'; i++ {
+			size = size*10 + int(b[i]-'0')
+		}
+		if i == 0 || len(b) < i+2+size+2 || b[i] != '\r' || b[i+1] != '\n' {
+			return n
+		}
+		b = b[i+2:]
+		keys[n] = b[:size:size]
+		n++
+		b = b[size+2:]
+	}
+	return n
+}
+
 // takeRead returns the bytes read from the connection since its last call.
 func (rd *reader) takeRead() uint64 {
 	n := rd.nread

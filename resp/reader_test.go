@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,4 +163,50 @@ func multibulk(dst []byte, args [][]byte) []byte {
 		strs[i] = string(a)
 	}
 	return resptest.AppendCommand(dst, strs...)
+}
+
+// TestReaderPeekGets: the keys of the GETs buffered behind the command
+// returned last, in any letter case, up to the first frame that is not a
+// whole RESP GET, without consuming anything.
+func TestReaderPeekGets(t *testing.T) {
+	cmd := func(args ...string) string { return string(resptest.AppendCommand(nil, args...)) }
+	for _, tc := range []struct {
+		name, buffered string
+		want           []string
+	}{
+		{"gets", cmd("GET", "a") + cmd("get", "bb") + cmd("Get", ""), []string{"a", "bb", ""}},
+		{"stops at another command", cmd("GET", "a") + cmd("SET", "b", "1") + cmd("GET", "c"), []string{"a"}},
+		{"stops at GET with more arguments", cmd("GET", "a") + cmd("GET", "b", "c"), []string{"a"}},
+		{"stops at GETSET", cmd("GET", "a") + cmd("GETSET", "b", "c"), []string{"a"}},
+		{"stops at a partial frame", cmd("GET", "a") + cmd("GET", "bcd")[:20], []string{"a"}},
+		{"stops at an inline command", "GET a\r\n" + cmd("GET", "b"), nil},
+		{"stops at a bad length", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$x\r\nb\r\n", []string{"a"}},
+		{"a key holding a frame", cmd("GET", cmd("GET", "x")) + cmd("GET", "y"), []string{cmd("GET", "x"), "y"}},
+		{"at most len(keys)", strings.Repeat(cmd("GET", "k"), 20), slices.Repeat([]string{"k"}, 16)},
+		{"nothing buffered", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := cmd("GET", "first") + tc.buffered
+			rd := newReader(strings.NewReader(in), 1<<20, 1<<20)
+			first, err := rd.next()
+			if err != nil || string(first[1]) != "first" {
+				t.Fatalf("%q %v", first, err)
+			}
+			keys := make([][]byte, 16)
+			var got []string
+			for _, k := range keys[:rd.peekGets(keys)] {
+				got = append(got, string(k))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("peeked %q, want %q", got, tc.want)
+			}
+			// Nothing was consumed: the reader returns every command after
+			// the first, as it would have without the peek.
+			rest, _ := readAll(rd)
+			want, _ := readAll(newReader(strings.NewReader(tc.buffered), 1<<20, 1<<20))
+			if fmt.Sprint(rest) != fmt.Sprint(want) {
+				t.Errorf("after the peek the reader returned %q, want %q", rest, want)
+			}
+		})
+	}
 }

@@ -475,3 +475,68 @@ func TestCursorTable(t *testing.T) {
 		t.Error("newest cursor evicted")
 	}
 }
+
+// TestPipelinedGets: a pipeline of GETs, which the server warms as a group
+// before running them (client.warmGets), answers exactly as the GETs run
+// one by one would: writes between them are seen by the GETs after them
+// and not before, a GET of another type fails alone, and GETs after a
+// SELECT read the new database. The model is the pipeline run in order.
+func TestPipelinedGets(t *testing.T) {
+	ts := startServer(t, Config{})
+	rc := newStringsClient(t, ts)
+	ctx := context.Background()
+	for i := range 40 {
+		rc.Set(ctx, fmt.Sprintf("k%d", i), fmt.Sprintf("v%d", i), 0)
+	}
+	rc.HSet(ctx, "h", "f", "v")
+
+	model := map[int]map[string]string{0: {}, 1: {}}
+	for i := range 40 {
+		model[0][fmt.Sprintf("k%d", i)] = fmt.Sprintf("v%d", i)
+	}
+	db := 0
+	pipe := rc.Pipeline()
+	var gets []*redis.StringCmd
+	var want []string
+	get := func(k string) {
+		gets = append(gets, pipe.Get(ctx, k))
+		switch v, ok := model[db][k]; {
+		case k == "h" && db == 0:
+			want = append(want, "WRONGTYPE")
+		case ok:
+			want = append(want, v)
+		default:
+			want = append(want, "nil")
+		}
+	}
+	for i := range 40 { // more than one warmed group, from the first command on
+		get(fmt.Sprintf("k%d", (i*7)%45))
+	}
+	pipe.Set(ctx, "k3", "new", 0)
+	model[0]["k3"] = "new"
+	pipe.Del(ctx, "k4")
+	delete(model[0], "k4")
+	for _, k := range []string{"k3", "k4", "h", "k5", "k3"} {
+		get(k)
+	}
+	pipe.Select(ctx, 1)
+	db = 1
+	pipe.Set(ctx, "k5", "one", 0)
+	model[1]["k5"] = "one"
+	for _, k := range []string{"k5", "k6", "k5"} {
+		get(k)
+	}
+	pipe.Exec(ctx)
+	for i, cmd := range gets {
+		got := cmd.Val()
+		switch err := cmd.Err(); {
+		case err == redis.Nil:
+			got = "nil"
+		case err != nil:
+			got, _, _ = strings.Cut(err.Error(), " ")
+		}
+		if got != want[i] {
+			t.Errorf("GET %d (%v) = %q, want %q", i, cmd.Args(), got, want[i])
+		}
+	}
+}
