@@ -126,7 +126,22 @@ func openDB(t *testing.T, bkt objstore.Bucket) *lsm.DB {
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	t.Cleanup(func() { _ = db.Close() }) // ErrClosed if the test closed it
+	t.Cleanup(func() {
+		// ErrClosed if the test closed it. A Close that cannot finish (a WAL
+		// PUT retrying against a bucket that stopped answering) fails the
+		// test here instead of running into the binary's timeout, which
+		// would hide the failure that came before it.
+		closed := make(chan struct{})
+		go func() {
+			_ = db.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(time.Minute):
+			t.Errorf("closing the engine took over a minute: left running")
+		}
+	})
 	return db
 }
 

@@ -65,7 +65,7 @@ func (s *Store) GetView(ctx context.Context, db int, key []byte, fn func(val []b
 
 // WarmMeta is a hint that commands reading keys of database db come next:
 // the engine brings their metadata rows into the CPU's cache together
-// (lsm.DB.Warm). A server calls it for a pipeline of GETs. Outside a
+// (lsm.DB.Warm). A server calls it for a pipeline of commands on keys. Outside a
 // transaction only; it changes nothing.
 func (s *Store) WarmMeta(db int, keys [][]byte) {
 	if s.tx != nil || checkDB(db) != nil {

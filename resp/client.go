@@ -71,8 +71,8 @@ type client struct {
 	quit     bool
 	calls    [2]call // the running command, and one inside EXEC
 	depth    int
-	// unwarmed is how many of the commands that follow are GETs whose rows
-	// warmGets already asked the store to warm.
+	// unwarmed is how many of the commands that follow are those whose
+	// keys warmKeys already asked the store to warm.
 	unwarmed int
 	// mark is when the pipeline was read or the last command ended: the
 	// next command's start, which saves a clock read per command.

@@ -41,29 +41,37 @@ func (c *client) execute(args [][]byte) {
 			c.out = append(c.out, "+QUEUED\r\n"...)
 			return
 		}
-		if cmd.name == "get" {
-			c.warmGets(args)
+		if cmd.first == 1 {
+			c.warmKeys(args)
 		}
 		c.run(cmd, args, s.store, false)
 	})
 }
 
-// warmGets, run before a GET, asks the store to warm the rows of this GET
-// and of those buffered right behind it, when there are some (a pipeline),
-// so that their cache misses overlap (keyspace.Store.WarmMeta) instead of
-// each GET waiting for its own. The GETs it covered do not ask again.
-func (c *client) warmGets(args [][]byte) {
+// warmKeys, run before a command whose first argument is a key, asks the
+// store to warm that key's metadata and that of the keys of the commands
+// buffered right behind it, when there are some (a pipeline), so that
+// their cache misses overlap (keyspace.Store.WarmMeta) instead of each
+// command waiting for its own. The commands it covered do not ask again.
+func (c *client) warmKeys(args [][]byte) {
 	if c.unwarmed > 0 {
 		c.unwarmed--
 		return
 	}
 	var keys [keyspace.WarmKeys][]byte
 	keys[0] = args[1]
-	n := 1 + c.rd.peekGets(keys[1:])
+	n := 1 + c.rd.peekKeys(keys[1:], keyedFirst)
 	if n > 1 {
 		c.s.store.WarmMeta(c.db, keys[:n])
 		c.unwarmed = n - 1
 	}
+}
+
+// keyedFirst reports whether the command called name takes a key as its
+// first argument.
+func keyedFirst(name []byte) bool {
+	cmd := lookup(name)
+	return cmd != nil && cmd.first == 1
 }
 
 // refusal is the error the dispatcher answers cmd with instead of running

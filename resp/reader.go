@@ -98,34 +98,60 @@ func (rd *reader) buffered() (args [][]byte, ok bool, err error) {
 	return nil, false, rd.err // incomplete (nil), or refused, or the read's end
 }
 
-// peekGets fills keys with the keys of the GETs buffered after the command
-// returned last, in order, up to the first frame that is not a whole GET in
-// RESP, and returns how many it found. It consumes nothing, and the keys
-// point into the buffer: valid until the next call that returns a command.
-func (rd *reader) peekGets(keys [][]byte) int {
-	const head = "*2\r\n$3\r\nGET\r\n$"
+// peekKeys fills keys with the first arguments of the commands buffered
+// after the command returned last, in order, while they are whole RESP
+// multibulks of two arguments or more whose name keyed accepts, and returns
+// how many it found. It consumes nothing, and the keys point into the
+// buffer: valid until the next call that returns a command.
+func (rd *reader) peekKeys(keys [][]byte, keyed func(name []byte) bool) int {
 	b := rd.buf[rd.start:rd.end]
 	n := 0
-	for n < len(keys) && len(b) > len(head) {
-		for i := range len(head) {
-			if c, h := b[i], head[i]; c != h && (h < 'A' || h > 'Z' || c != h|0x20) { // get, Get...
-				return n
-			}
-		}
-		b = b[len(head):]
-		size, i := 0, 0
-		for ; i < len(b) && i < 9 && '0' <= b[i] && b[i] <= '9'; i++ {
-			size = size*10 + int(b[i]-'0')
-		}
-		if i == 0 || len(b) < i+2+size+2 || b[i] != '\r' || b[i+1] != '\n' {
+	for n < len(keys) {
+		nargs, rest, ok := peekHeader(b, '*')
+		if !ok || nargs < 2 {
 			return n
 		}
-		b = b[i+2:]
-		keys[n] = b[:size:size]
+		name, rest, ok := peekBulk(rest)
+		if !ok || !keyed(name) {
+			return n
+		}
+		key, rest, ok := peekBulk(rest)
+		for i := 2; ok && i < nargs; i++ {
+			_, rest, ok = peekBulk(rest)
+		}
+		if !ok {
+			return n
+		}
+		keys[n] = key
 		n++
-		b = b[size+2:]
+		b = rest
 	}
 	return n
+}
+
+// peekHeader parses the "*<n>\r\n" or "$<n>\r\n" (as kind says) that b
+// starts with.
+func peekHeader(b []byte, kind byte) (n int, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != kind {
+		return 0, nil, false
+	}
+	i := 1
+	for ; i < len(b) && i < 10 && '0' <= b[i] && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == 1 || len(b) < i+2 || b[i] != '\r' || b[i+1] != '\n' {
+		return 0, nil, false
+	}
+	return n, b[i+2:], true
+}
+
+// peekBulk parses the bulk string b starts with.
+func peekBulk(b []byte) (arg, rest []byte, ok bool) {
+	n, rest, ok := peekHeader(b, '$')
+	if !ok || len(rest) < n+2 || rest[n] != '\r' || rest[n+1] != '\n' {
+		return nil, nil, false
+	}
+	return rest[:n:n], rest[n+2:], true
 }
 
 // takeRead returns the bytes read from the connection since its last call.

@@ -165,22 +165,25 @@ func multibulk(dst []byte, args [][]byte) []byte {
 	return resptest.AppendCommand(dst, strs...)
 }
 
-// TestReaderPeekGets: the keys of the GETs buffered behind the command
-// returned last, in any letter case, up to the first frame that is not a
-// whole RESP GET, without consuming anything.
-func TestReaderPeekGets(t *testing.T) {
+// TestReaderPeekKeys: the first arguments of the keyed commands buffered
+// behind the command returned last, in any letter case, up to the first
+// frame that is not a whole RESP command the filter accepts, without
+// consuming anything.
+func TestReaderPeekKeys(t *testing.T) {
 	cmd := func(args ...string) string { return string(resptest.AppendCommand(nil, args...)) }
 	for _, tc := range []struct {
 		name, buffered string
 		want           []string
 	}{
-		{"gets", cmd("GET", "a") + cmd("get", "bb") + cmd("Get", ""), []string{"a", "bb", ""}},
-		{"stops at another command", cmd("GET", "a") + cmd("SET", "b", "1") + cmd("GET", "c"), []string{"a"}},
-		{"stops at GET with more arguments", cmd("GET", "a") + cmd("GET", "b", "c"), []string{"a"}},
-		{"stops at GETSET", cmd("GET", "a") + cmd("GETSET", "b", "c"), []string{"a"}},
-		{"stops at a partial frame", cmd("GET", "a") + cmd("GET", "bcd")[:20], []string{"a"}},
+		{"keyed commands", cmd("GET", "a") + cmd("set", "bb", "1") + cmd("Incr", "") + cmd("HSET", "h", "f", "v"),
+			[]string{"a", "bb", "", "h"}},
+		{"stops at an unkeyed command", cmd("GET", "a") + cmd("PING", "x") + cmd("GET", "c"), []string{"a"}},
+		{"stops at a command without arguments", cmd("GET", "a") + cmd("MULTI") + cmd("GET", "c"), []string{"a"}},
+		{"stops at an unknown command", cmd("GET", "a") + cmd("NOSUCH", "b"), []string{"a"}},
+		{"stops at a partial frame", cmd("GET", "a") + cmd("SET", "bcd", "value")[:27], []string{"a"}},
 		{"stops at an inline command", "GET a\r\n" + cmd("GET", "b"), nil},
 		{"stops at a bad length", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$x\r\nb\r\n", []string{"a"}},
+		{"stops at a bulk longer than said", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$1\r\nbc\r\n", []string{"a"}},
 		{"a key holding a frame", cmd("GET", cmd("GET", "x")) + cmd("GET", "y"), []string{cmd("GET", "x"), "y"}},
 		{"at most len(keys)", strings.Repeat(cmd("GET", "k"), 20), slices.Repeat([]string{"k"}, 16)},
 		{"nothing buffered", "", nil},
@@ -194,7 +197,7 @@ func TestReaderPeekGets(t *testing.T) {
 			}
 			keys := make([][]byte, 16)
 			var got []string
-			for _, k := range keys[:rd.peekGets(keys)] {
+			for _, k := range keys[:rd.peekKeys(keys, keyedFirst)] {
 				got = append(got, string(k))
 			}
 			if !slices.Equal(got, tc.want) {

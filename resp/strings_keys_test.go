@@ -476,9 +476,9 @@ func TestCursorTable(t *testing.T) {
 	}
 }
 
-// TestPipelinedGets: a pipeline of GETs, which the server warms as a group
-// before running them (client.warmGets), answers exactly as the GETs run
-// one by one would: writes between them are seen by the GETs after them
+// TestPipelinedGets: a pipeline of GETs and writes, whose keys the server
+// warms as a group before running them (client.warmKeys), answers exactly
+// as the commands run one by one would: writes between them are seen by the GETs after them
 // and not before, a GET of another type fails alone, and GETs after a
 // SELECT read the new database. The model is the pipeline run in order.
 func TestPipelinedGets(t *testing.T) {
