@@ -81,6 +81,21 @@ func (c *collection) get(ctx context.Context, suffix []byte) ([]byte, bool, erro
 	return v, err == nil, err
 }
 
+// has reports whether the element row exists, without copying its value:
+// what HSET, SADD and SREM need to know to keep the count.
+func (c *collection) has(ctx context.Context, suffix []byte) (bool, error) {
+	if c.s.tx != nil {
+		_, ok, err := c.get(ctx, suffix)
+		return ok, err
+	}
+	var kbuf [128]byte
+	err := c.s.db.View(ctx, append(append(kbuf[:0], c.prefix...), suffix...), func([]byte) error { return nil })
+	if errors.Is(err, lsm.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // finish adds the metadata change to b, deleting the key when the
 // collection is empty (as Redis does), and commits.
 func (c *collection) finish(ctx context.Context, b *lsm.Batch) error {
@@ -121,6 +136,9 @@ func (c *collection) scan(ctx context.Context, fn func(suffix, value []byte) err
 // distinct returns items without repeats, first occurrence first: a
 // command naming a field or member twice counts it once.
 func distinct(items [][]byte) [][]byte {
+	if len(items) < 2 { // the common single member, without a map
+		return items
+	}
 	seen := make(map[string]bool, len(items))
 	out := items[:0:0]
 	for _, it := range items {

@@ -18,11 +18,16 @@ func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte
 	}
 	var b lsm.Batch
 	var added int64
-	seen := make(map[string]bool, len(pairs))
+	var seen map[string]bool // fields counted, when there are several
+	if len(pairs) > 1 {
+		seen = make(map[string]bool, len(pairs))
+	}
 	for _, p := range pairs {
-		if !seen[string(p[0])] {
-			seen[string(p[0])] = true
-			_, ok, err := c.get(ctx, p[0])
+		if seen == nil || !seen[string(p[0])] {
+			if seen != nil {
+				seen[string(p[0])] = true
+			}
+			ok, err := c.has(ctx, p[0])
 			if err != nil {
 				return 0, err
 			}

@@ -16,7 +16,7 @@ func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte)
 	var b lsm.Batch
 	var added int64
 	for _, m := range distinct(members) {
-		if _, ok, err := c.get(ctx, m); err != nil {
+		if ok, err := c.has(ctx, m); err != nil {
 			return 0, err
 		} else if !ok {
 			b.Put(c.elem(m), nil)
@@ -37,7 +37,7 @@ func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte)
 	var b lsm.Batch
 	var n int64
 	for _, m := range distinct(members) {
-		if _, ok, err := c.get(ctx, m); err != nil {
+		if ok, err := c.has(ctx, m); err != nil {
 			return 0, err
 		} else if ok {
 			b.Delete(c.elem(m))
