@@ -75,8 +75,11 @@ type client struct {
 	// keys warmKeys already asked the store to warm.
 	unwarmed int
 	// mark is when the pipeline was read or the last command ended: the
-	// next command's start, which saves a clock read per command.
-	mark time.Time
+	// next command's start, which saves a clock read per command. It is
+	// monotonic time since monoBase: reading only the monotonic clock costs
+	// half of time.Now, which reads the wall clock too (6% of a pipelined
+	// GET's CPU went to time.Now).
+	mark time.Duration
 
 	// Durability of the current pipeline: the offset in out of the first
 	// reply to a write, and how many replies follow from there.
@@ -85,6 +88,9 @@ type client struct {
 	writeMark int
 	afterMark int
 }
+
+// monoBase is the origin of client.mark.
+var monoBase = time.Now()
 
 func newClient(s *Server, nc net.Conn, cfg Config) *client {
 	c := &client{
@@ -110,8 +116,9 @@ func (c *client) serve() {
 			c.readFailed(err)
 			return
 		}
-		c.mark = time.Now()
-		c.lastActive.Store(c.mark.UnixNano())
+		now := time.Now()
+		c.lastActive.Store(now.UnixNano())
+		c.mark = now.Sub(monoBase)
 		c.wmu.Lock()
 		for {
 			c.execute(args)

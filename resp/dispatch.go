@@ -168,8 +168,8 @@ func (c *client) run(cmd *command, args [][]byte, st *keyspace.Store, inTx bool)
 	start := c.mark
 	cmd.handler(cl)
 	c.depth--
-	c.mark = time.Now()
-	elapsed := c.mark.Sub(start)
+	c.mark = time.Since(monoBase)
+	elapsed := c.mark - start
 	st2 := &s.cmdStats[cmd.id]
 	st2.calls.Add(1)
 	st2.usec.Add(uint64(elapsed.Microseconds()))
