@@ -41,7 +41,7 @@ func (c *client) execute(args [][]byte) {
 			c.out = append(c.out, "+QUEUED\r\n"...)
 			return
 		}
-		if cmd.first == 1 {
+		if cmd.first == 1 && len(args) > 1 {
 			c.warmKeys(args)
 		}
 		c.run(cmd, args, s.store, false)
