@@ -130,19 +130,21 @@ func (rd *reader) peekKeys(keys [][]byte, keyed func(name []byte) bool) int {
 }
 
 // peekHeader parses the "*<n>\r\n" or "$<n>\r\n" (as kind says) that b
-// starts with.
+// starts with, by the parser's own rules (parseHeader); a negative count
+// is not a command's, and none is returned.
 func peekHeader(b []byte, kind byte) (n int, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != kind {
 		return 0, nil, false
 	}
-	i := 1
-	for ; i < len(b) && i < 10 && '0' <= b[i] && b[i] <= '9'; i++ {
-		n = n*10 + int(b[i]-'0')
-	}
-	if i == 1 || len(b) < i+2 || b[i] != '\r' || b[i+1] != '\n' {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
 		return 0, nil, false
 	}
-	return n, b[i+2:], true
+	v, neg, bad := parseHeader(b[1 : nl+1])
+	if neg || bad || v > int64(len(b)) {
+		return 0, nil, false
+	}
+	return int(v), b[nl+1:], true
 }
 
 // peekBulk parses the bulk string b starts with.

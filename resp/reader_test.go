@@ -183,6 +183,8 @@ func TestReaderPeekKeys(t *testing.T) {
 		{"stops at a partial frame", cmd("GET", "a") + cmd("SET", "bcd", "value")[:27], []string{"a"}},
 		{"stops at an inline command", "GET a\r\n" + cmd("GET", "b"), nil},
 		{"stops at a bad length", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$x\r\nb\r\n", []string{"a"}},
+		{"stops at a null bulk", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$-1\r\n", []string{"a"}},
+		{"stops at a length with a leading zero", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$01\r\nb\r\n", []string{"a"}},
 		{"stops at a bulk longer than said", cmd("GET", "a") + "*2\r\n$3\r\nGET\r\n$1\r\nbc\r\n", []string{"a"}},
 		{"a key holding a frame", cmd("GET", cmd("GET", "x")) + cmd("GET", "y"), []string{cmd("GET", "x"), "y"}},
 		{"at most len(keys)", strings.Repeat(cmd("GET", "k"), 20), slices.Repeat([]string{"k"}, 16)},
