@@ -41,6 +41,7 @@ type collection struct {
 	// leaving it unchanged costs reads nothing (see finish)
 	recent bool
 	prefix []byte // element rows' common prefix
+	pbuf   [48]byte
 }
 
 // openCollection loads key as a collection of type t. With create, a
@@ -63,13 +64,27 @@ func (s *Store) openCollection(ctx context.Context, db int, key []byte, t Type, 
 		c.meta = Meta{Type: t, Version: s.newVersion()}
 	}
 	kind, _ := elementKind(t)
-	c.prefix = elementPrefix(kind, gen, key, c.meta.Version)
+	c.prefix = appendElementPrefix(c.pbuf[:0], kind, gen, key, c.meta.Version)
 	return c, true, nil
 }
 
 // elem returns the engine key of the element with the given suffix.
 func (c *collection) elem(suffix []byte) []byte {
 	return append(append(make([]byte, 0, len(c.prefix)+len(suffix)), c.prefix...), suffix...)
+}
+
+// putElem adds the element row with the given suffix to b. Its key is
+// built on the stack: the batch copies it.
+func (c *collection) putElem(b *lsm.Batch, suffix, value []byte) {
+	var kbuf [128]byte
+	b.Put(append(append(kbuf[:0], c.prefix...), suffix...), value)
+}
+
+// deleteElem adds the deletion of the element row with the given suffix
+// to b.
+func (c *collection) deleteElem(b *lsm.Batch, suffix []byte) {
+	var kbuf [128]byte
+	b.Delete(append(append(kbuf[:0], c.prefix...), suffix...))
 }
 
 // get reads an element row.

@@ -83,7 +83,8 @@ func (s *Store) expireDB(ctx context.Context, db, batch int) (int, error) {
 		keys[i] = d.key
 	}
 	defer s.lock(db, keys...)()
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	removed := 0
 	for _, d := range due {
 		m, live, err := s.getMeta(ctx, gen, d.key)
@@ -102,7 +103,7 @@ func (s *Store) expireDB(ctx context.Context, db, batch int) (int, error) {
 			removed++
 		}
 	}
-	if err := s.commit(ctx, &b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return 0, err
 	}
 	s.expired.Add(uint64(removed))

@@ -62,7 +62,8 @@ func (s *Store) flush(ctx context.Context, db int) error {
 	if err != nil {
 		return err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	next := make(map[int]uint32)
 	for i := range NumDBs {
 		if db >= 0 && i != db {
@@ -73,7 +74,7 @@ func (s *Store) flush(ctx context.Context, db int) error {
 		b.Put(systemGenKey(i), appendGenValue(nil, top))
 	}
 	b.Put(systemMaxGenKey(), appendGenValue(nil, top))
-	if err := s.commit(ctx, &b); err != nil {
+	if err := s.commit(ctx, b); err != nil {
 		return err
 	}
 	for i, g := range next {

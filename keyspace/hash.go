@@ -16,7 +16,8 @@ func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte
 	if err != nil {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var added int64
 	var seen map[string]bool // fields counted, when there are several
 	if len(pairs) > 1 {
@@ -35,10 +36,10 @@ func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte
 				added++
 			}
 		}
-		b.Put(c.elem(p[0]), p[1])
+		c.putElem(b, p[0], p[1])
 	}
 	c.meta.Count += added
-	return added, c.finish(ctx, &b)
+	return added, c.finish(ctx, b)
 }
 
 // HGet returns the value of field in the hash at key.
@@ -63,18 +64,19 @@ func (s *Store) HDel(ctx context.Context, db int, key []byte, fields ...[]byte) 
 	if err != nil || !ok {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var n int64
 	for _, f := range distinct(fields) {
 		if _, ok, err := c.get(ctx, f); err != nil {
 			return 0, err
 		} else if ok {
-			b.Delete(c.elem(f))
+			c.deleteElem(b, f)
 			n++
 		}
 	}
 	c.meta.Count -= n
-	return n, c.finish(ctx, &b)
+	return n, c.finish(ctx, b)
 }
 
 // HLen returns the number of fields of the hash at key: O(1).
@@ -122,12 +124,13 @@ func (s *Store) HIncrBy(ctx context.Context, db int, key, field []byte, delta in
 		return 0, ErrOverflow
 	}
 	cur += delta
-	var b lsm.Batch
-	b.Put(c.elem(field), strconv.AppendInt(nil, cur, 10))
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.putElem(b, field, strconv.AppendInt(nil, cur, 10))
 	if !ok {
 		c.meta.Count++
 	}
-	return cur, c.finish(ctx, &b)
+	return cur, c.finish(ctx, b)
 }
 
 // HIncrByFloat adds delta to the float in field of the hash at key, in
@@ -156,11 +159,12 @@ func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, del
 	if err != nil {
 		return 0, err
 	}
-	var b lsm.Batch
-	b.Put(c.elem(field), []byte(text))
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.putElem(b, field, []byte(text))
 	if !ok {
 		c.meta.Count++
 	}
 	f, _ := strconv.ParseFloat(text, 64)
-	return f, c.finish(ctx, &b)
+	return f, c.finish(ctx, b)
 }

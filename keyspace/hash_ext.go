@@ -26,10 +26,11 @@ func (s *Store) HSetNX(ctx context.Context, db int, key, field, val []byte) (boo
 	if _, ok, err := c.get(ctx, field); err != nil || ok {
 		return false, err
 	}
-	var b lsm.Batch
-	b.Put(c.elem(field), val)
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.putElem(b, field, val)
 	c.meta.Count++
-	return true, c.finish(ctx, &b)
+	return true, c.finish(ctx, b)
 }
 
 // HStrLen returns the length of the value of field in the hash at key, 0

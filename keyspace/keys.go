@@ -50,7 +50,8 @@ func (s *Store) Del(ctx context.Context, db int, keys ...[]byte) (int64, error) 
 	}
 	defer s.lock(db, keys...)()
 	gen := s.gen(db)
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var n int64
 	for _, k := range distinct(keys) {
 		m, ok, err := s.getMeta(ctx, gen, k)
@@ -58,11 +59,11 @@ func (s *Store) Del(ctx context.Context, db int, keys ...[]byte) (int64, error) 
 			return 0, err
 		}
 		if ok {
-			deleteMeta(&b, gen, k, m)
+			deleteMeta(b, gen, k, m)
 			n++
 		}
 	}
-	return n, s.commit(ctx, &b)
+	return n, s.commit(ctx, b)
 }
 
 // Rename moves src to dst, replacing dst (unless nx, then it reports
@@ -92,17 +93,18 @@ func (s *Store) Rename(ctx context.Context, db int, src, dst []byte, nx bool) (b
 	if nx && dstExists {
 		return false, nil
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	next := m
 	if kind, ok := elementKind(m.Type); ok {
 		next.Version = s.newVersion()
-		if err := s.copyElements(ctx, &b, kind, gen, src, m.Version, gen, dst, next.Version); err != nil {
+		if err := s.copyElements(ctx, b, kind, gen, src, m.Version, gen, dst, next.Version); err != nil {
 			return false, err
 		}
 	}
-	deleteMeta(&b, gen, src, m)
-	putMeta(&b, gen, dst, next, old, dstExists)
-	return true, s.commit(ctx, &b)
+	deleteMeta(b, gen, src, m)
+	putMeta(b, gen, dst, next, old, dstExists)
+	return true, s.commit(ctx, b)
 }
 
 // copyElements adds to b a copy of every element row of (srcGen, src,
@@ -140,15 +142,16 @@ func (s *Store) Expire(ctx context.Context, db int, key []byte, atMs int64, cond
 		cond.LT && m.ExpireAt != 0 && atMs >= m.ExpireAt:
 		return false, nil
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	if atMs <= s.db.Now() {
-		deleteMeta(&b, gen, key, m)
+		deleteMeta(b, gen, key, m)
 	} else {
 		next := m
 		next.ExpireAt = atMs
-		putMeta(&b, gen, key, next, m, true)
+		putMeta(b, gen, key, next, m, true)
 	}
-	return true, s.commit(ctx, &b)
+	return true, s.commit(ctx, b)
 }
 
 // Persist removes key's expiry; it reports whether there was one.
@@ -164,9 +167,10 @@ func (s *Store) Persist(ctx context.Context, db int, key []byte) (bool, error) {
 	}
 	next := m
 	next.ExpireAt = 0
-	var b lsm.Batch
-	putMeta(&b, gen, key, next, m, true)
-	return true, s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	putMeta(b, gen, key, next, m, true)
+	return true, s.commit(ctx, b)
 }
 
 // PTTL returns the ms left before key expires: -2 if it does not exist,

@@ -67,11 +67,12 @@ func (s *Store) Copy(ctx context.Context, srcDB int, src []byte, dstDB int, dst 
 	if dstExists && !replace {
 		return false, nil
 	}
-	var b lsm.Batch
-	if err := s.putCopy(ctx, &b, srcGen, src, m, dstGen, dst, old, dstExists); err != nil {
+	b := lsm.NewBatch()
+	defer b.Release()
+	if err := s.putCopy(ctx, b, srcGen, src, m, dstGen, dst, old, dstExists); err != nil {
 		return false, err
 	}
-	return true, s.commit(ctx, &b)
+	return true, s.commit(ctx, b)
 }
 
 // Move moves key from database srcDB to dstDB with its expiry, as MOVE
@@ -96,12 +97,13 @@ func (s *Store) Move(ctx context.Context, srcDB int, key []byte, dstDB int) (boo
 	if err != nil || dstExists {
 		return false, err
 	}
-	var b lsm.Batch
-	if err := s.putCopy(ctx, &b, srcGen, key, m, dstGen, key, Meta{}, false); err != nil {
+	b := lsm.NewBatch()
+	defer b.Release()
+	if err := s.putCopy(ctx, b, srcGen, key, m, dstGen, key, Meta{}, false); err != nil {
 		return false, err
 	}
-	deleteMeta(&b, srcGen, key, m)
-	return true, s.commit(ctx, &b)
+	deleteMeta(b, srcGen, key, m)
+	return true, s.commit(ctx, b)
 }
 
 // putCopy adds to b dst (in dstGen) as a copy of src (in srcGen, metadata

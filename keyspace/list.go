@@ -51,18 +51,19 @@ func (s *Store) push(ctx context.Context, db int, key []byte, left, onlyIfExists
 	if onlyIfExists && !c.exists {
 		return 0, nil
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	for _, v := range vals {
 		if left {
 			c.meta.Head--
-			b.Put(c.elem(posSuffix(c.meta.Head)), v)
+			c.putElem(b, posSuffix(c.meta.Head), v)
 		} else {
-			b.Put(c.elem(posSuffix(c.meta.Tail)), v)
+			c.putElem(b, posSuffix(c.meta.Tail), v)
 			c.meta.Tail++
 		}
 	}
 	c.meta.Count += int64(len(vals))
-	return c.meta.Count, c.finish(ctx, &b)
+	return c.meta.Count, c.finish(ctx, b)
 }
 
 // LPop removes and returns up to count elements from the head.
@@ -82,7 +83,8 @@ func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count in
 		return nil, err
 	}
 	n := min(int64(count), c.meta.Count)
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	out := make([][]byte, 0, n)
 	for range n {
 		pos := c.meta.Tail - 1
@@ -97,7 +99,7 @@ func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count in
 			return nil, errCorruptList(key, pos)
 		}
 		out = append(out, v)
-		b.Delete(c.elem(posSuffix(pos)))
+		c.deleteElem(b, posSuffix(pos))
 		if left {
 			c.meta.Head++
 		} else {
@@ -105,7 +107,7 @@ func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count in
 		}
 	}
 	c.meta.Count -= n
-	return out, c.finish(ctx, &b)
+	return out, c.finish(ctx, b)
 }
 
 // LLen returns the length of the list at key: O(1).
@@ -155,9 +157,10 @@ func (s *Store) LSet(ctx context.Context, db int, key []byte, i int64, val []byt
 	if !ok {
 		return ErrIndexOutOfRange
 	}
-	var b lsm.Batch
-	b.Put(c.elem(posSuffix(pos)), val)
-	return c.s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.putElem(b, posSuffix(pos), val)
+	return c.s.commit(ctx, b)
 }
 
 // LRange returns the elements from start to stop inclusive, with Redis's

@@ -56,19 +56,20 @@ func (s *Store) LTrim(ctx context.Context, db int, key []byte, start, stop int64
 	if left+right == 0 {
 		return nil
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	if left+right < n { // an emptied list is deleted by its metadata alone
 		for i := range left {
-			b.Delete(c.elem(posSuffix(c.meta.Head + uint64(i))))
+			c.deleteElem(b, posSuffix(c.meta.Head+uint64(i)))
 		}
 		for i := range right {
-			b.Delete(c.elem(posSuffix(c.meta.Tail - 1 - uint64(i))))
+			c.deleteElem(b, posSuffix(c.meta.Tail-1-uint64(i)))
 		}
 	}
 	c.meta.Head += uint64(left)
 	c.meta.Tail -= uint64(right)
 	c.meta.Count -= left + right
-	return c.finish(ctx, &b)
+	return c.finish(ctx, b)
 }
 
 // LRem removes the elements equal to val, at most count of them from the
@@ -102,11 +103,12 @@ func (s *Store) LRem(ctx context.Context, db int, key []byte, count int64, val [
 			idx[i], idx[j] = idx[j], idx[i]
 		}
 	}
-	var b lsm.Batch
-	if err := c.removeAt(ctx, &b, idx); err != nil {
+	b := lsm.NewBatch()
+	defer b.Release()
+	if err := c.removeAt(ctx, b, idx); err != nil {
 		return 0, err
 	}
-	return int64(len(idx)), c.finish(ctx, &b)
+	return int64(len(idx)), c.finish(ctx, b)
 }
 
 // removeAt adds to b the removal of the elements at the ascending indexes
@@ -146,10 +148,10 @@ func (c *collection) removeAt(ctx context.Context, b *lsm.Batch, idx []int64) er
 		}
 	}
 	for i := range keep {
-		b.Delete(c.elem(posSuffix(c.meta.Head + uint64(i))))
+		c.deleteElem(b, posSuffix(c.meta.Head+uint64(i)))
 	}
 	for i := range k - keep {
-		b.Delete(c.elem(posSuffix(c.meta.Tail - 1 - uint64(i))))
+		c.deleteElem(b, posSuffix(c.meta.Tail-1-uint64(i)))
 	}
 	c.meta.Head += uint64(keep)
 	c.meta.Tail -= uint64(k - keep)
@@ -162,7 +164,7 @@ func (c *collection) removeAt(ctx context.Context, b *lsm.Batch, idx []int64) er
 // engine, which b does not change until it is committed.
 func (c *collection) shift(ctx context.Context, b *lsm.Batch, lo, hi, delta int64) error {
 	return c.walkRange(ctx, lo, hi, func(i int64, v []byte) bool {
-		b.Put(c.elem(posSuffix(c.meta.Head+uint64(i+delta))), v)
+		c.putElem(b, posSuffix(c.meta.Head+uint64(i+delta)), v)
 		return true
 	})
 }
@@ -190,22 +192,23 @@ func (s *Store) LInsert(ctx context.Context, db int, key []byte, before bool, pi
 	if !before {
 		at++ // the new element's index
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	n := c.meta.Count
 	if at < n-at {
-		if err := c.shift(ctx, &b, 0, at, -1); err != nil {
+		if err := c.shift(ctx, b, 0, at, -1); err != nil {
 			return 0, err
 		}
 		c.meta.Head--
 	} else {
-		if err := c.shift(ctx, &b, at, n, 1); err != nil {
+		if err := c.shift(ctx, b, at, n, 1); err != nil {
 			return 0, err
 		}
 		c.meta.Tail++
 	}
-	b.Put(c.elem(posSuffix(c.meta.Head+uint64(at))), val)
+	c.putElem(b, posSuffix(c.meta.Head+uint64(at)), val)
 	c.meta.Count++
-	return c.meta.Count, c.finish(ctx, &b)
+	return c.meta.Count, c.finish(ctx, b)
 }
 
 // LPos returns the indexes (from the head) of the elements equal to val:
@@ -350,9 +353,10 @@ func (s *Store) LMove(ctx context.Context, db int, src, dst []byte, srcLeft, dst
 	} else if srcLeft == dstLeft {
 		return v, true, nil // popped and pushed back where it was
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	if sc.meta.Count > 1 || sc == dc { // an emptied src goes with its metadata
-		b.Delete(sc.elem(posSuffix(pos)))
+		sc.deleteElem(b, posSuffix(pos))
 	}
 	if srcLeft {
 		sc.meta.Head++
@@ -362,16 +366,16 @@ func (s *Store) LMove(ctx context.Context, db int, src, dst []byte, srcLeft, dst
 	sc.meta.Count--
 	if dstLeft {
 		dc.meta.Head--
-		b.Put(dc.elem(posSuffix(dc.meta.Head)), v)
+		dc.putElem(b, posSuffix(dc.meta.Head), v)
 	} else {
-		b.Put(dc.elem(posSuffix(dc.meta.Tail)), v)
+		dc.putElem(b, posSuffix(dc.meta.Tail), v)
 		dc.meta.Tail++
 	}
 	dc.meta.Count++
 	if sc != dc {
-		stageListMeta(&b, dc)
+		stageListMeta(b, dc)
 	}
-	return v, true, sc.finish(ctx, &b)
+	return v, true, sc.finish(ctx, b)
 }
 
 // stageListMeta adds c's metadata change to b as finish would, without

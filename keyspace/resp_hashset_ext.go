@@ -51,10 +51,11 @@ func (s *Store) HIncrByFloatText(ctx context.Context, db int, key, field, incr [
 		return nil, ErrNaNOrInfinity
 	}
 	text := []byte(formatLongDouble(sum))
-	var b lsm.Batch
-	b.Put(c.elem(field), text)
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.putElem(b, field, text)
 	if !had {
 		c.meta.Count++
 	}
-	return text, c.finish(ctx, &b)
+	return text, c.finish(ctx, b)
 }

@@ -52,10 +52,11 @@ func (s *Store) ZAddIncr(ctx context.Context, db int, key []byte, o ZAddOptions,
 	} else if o.XX {
 		return 0, false, nil
 	}
-	var b lsm.Batch
-	c.setScore(&b, member, canonicalScore(score), old, had)
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.setScore(b, member, canonicalScore(score), old, had)
 	if !had {
 		c.meta.Count++
 	}
-	return score, true, c.finish(ctx, &b)
+	return score, true, c.finish(ctx, b)
 }

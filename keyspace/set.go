@@ -13,18 +13,19 @@ func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte)
 	if err != nil {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var added int64
 	for _, m := range distinct(members) {
 		if ok, err := c.has(ctx, m); err != nil {
 			return 0, err
 		} else if !ok {
-			b.Put(c.elem(m), nil)
+			c.putElem(b, m, nil)
 			added++
 		}
 	}
 	c.meta.Count += added
-	return added, c.finish(ctx, &b)
+	return added, c.finish(ctx, b)
 }
 
 // SRem removes members from the set at key and returns how many existed.
@@ -34,18 +35,19 @@ func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte)
 	if err != nil || !ok {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var n int64
 	for _, m := range distinct(members) {
 		if ok, err := c.has(ctx, m); err != nil {
 			return 0, err
 		} else if ok {
-			b.Delete(c.elem(m))
+			c.deleteElem(b, m)
 			n++
 		}
 	}
 	c.meta.Count -= n
-	return n, c.finish(ctx, &b)
+	return n, c.finish(ctx, b)
 }
 
 // SCard returns the number of members of the set at key: O(1).

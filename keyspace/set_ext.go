@@ -57,18 +57,19 @@ func (s *Store) SPop(ctx context.Context, db int, key []byte, count int64) ([][]
 	if err != nil {
 		return nil, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	out := make([][]byte, len(rows))
 	for i, r := range rows {
 		out[i] = r[0]
 		// Popping everything deletes the metadata row alone: the element
 		// rows die with its version.
 		if int64(len(rows)) < c.meta.Count {
-			b.Delete(c.elem(r[0]))
+			c.deleteElem(b, r[0])
 		}
 	}
 	c.meta.Count -= int64(len(rows))
-	return out, c.finish(ctx, &b)
+	return out, c.finish(ctx, b)
 }
 
 // SRandMember returns random members of the set at key without removing
@@ -121,16 +122,17 @@ func (s *Store) SMove(ctx context.Context, db int, src, dst, member []byte) (boo
 	if err != nil {
 		return false, err
 	}
-	var b lsm.Batch
-	b.Delete(sc.elem(member))
+	b := lsm.NewBatch()
+	defer b.Release()
+	sc.deleteElem(b, member)
 	sc.meta.Count--
 	if !inDst {
-		b.Put(dc.elem(member), nil)
+		dc.putElem(b, member, nil)
 		dc.meta.Count++
 	}
-	stageSetMeta(&b, sc)
-	stageSetMeta(&b, dc)
-	return true, s.commit(ctx, &b)
+	stageSetMeta(b, sc)
+	stageSetMeta(b, dc)
+	return true, s.commit(ctx, b)
 }
 
 // stageSetMeta adds c's metadata change to b without committing, for a
@@ -246,20 +248,21 @@ func (s *Store) storeSetAlgebra(ctx context.Context, db int, dst []byte, keys []
 	if err != nil {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	if len(members) == 0 {
 		if had {
-			deleteMeta(&b, gen, dst, old)
+			deleteMeta(b, gen, dst, old)
 		}
-		return 0, s.commit(ctx, &b)
+		return 0, s.commit(ctx, b)
 	}
 	m := Meta{Type: TypeSet, Version: s.newVersion(), Count: int64(len(members))}
 	prefix := elementPrefix(kindSet, gen, dst, m.Version)
 	for _, mem := range members {
 		b.Put(append(slices.Clip(prefix), mem...), nil)
 	}
-	putMeta(&b, gen, dst, m, old, had)
-	return m.Count, s.commit(ctx, &b)
+	putMeta(b, gen, dst, m, old, had)
+	return m.Count, s.commit(ctx, b)
 }
 
 // openSets opens keys as sets, nil for a missing key. Every key is

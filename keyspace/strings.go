@@ -122,9 +122,10 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 	if o.KeepTTL && exists {
 		next.ExpireAt = m.ExpireAt
 	}
-	var b lsm.Batch
-	putMeta(&b, gen, key, next, m, exists)
-	return old, hadOld, true, s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	putMeta(b, gen, key, next, m, exists)
+	return old, hadOld, true, s.commit(ctx, b)
 }
 
 // setBlind makes key the string val with no expiry without reading what
@@ -136,9 +137,10 @@ func (s *Store) Set(ctx context.Context, db int, key, val []byte, o SetOptions) 
 // REQUIRES: key's stripe locked (an INCR or HSET racing it would otherwise
 // write back what it read before this write).
 func (s *Store) setBlind(ctx context.Context, gen uint32, key, val []byte) error {
-	var b lsm.Batch
-	s.putStrings(&b, gen, [][2][]byte{{key, val}})
-	return s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	s.putStrings(b, gen, [][2][]byte{{key, val}})
+	return s.commit(ctx, b)
 }
 
 // setString replaces key's value keeping its expiry, as INCR and APPEND do.
@@ -148,9 +150,10 @@ func (s *Store) setString(ctx context.Context, gen uint32, key []byte, val []byt
 	if exists {
 		next.ExpireAt = m.ExpireAt
 	}
-	var b lsm.Batch
-	putMeta(&b, gen, key, next, m, exists)
-	return s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	putMeta(b, gen, key, next, m, exists)
+	return s.commit(ctx, b)
 }
 
 // IncrBy adds delta to the integer value of key (0 if absent).
@@ -174,7 +177,8 @@ func (s *Store) IncrBy(ctx context.Context, db int, key []byte, delta int64) (in
 		return 0, ErrOverflow
 	}
 	cur += delta
-	return cur, s.setString(ctx, gen, key, strconv.AppendInt(nil, cur, 10), m, exists)
+	var nbuf [20]byte // the batch copies the digits
+	return cur, s.setString(ctx, gen, key, strconv.AppendInt(nbuf[:0], cur, 10), m, exists)
 }
 
 // IncrByFloat adds delta to the float value of key (0 if absent), in long

@@ -144,9 +144,10 @@ func (s *Store) MSet(ctx context.Context, db int, pairs ...[2][]byte) error {
 	}
 	defer s.lock(db, pairKeys(pairs)...)()
 	gen := s.gen(db)
-	var b lsm.Batch
-	s.putStrings(&b, gen, pairs)
-	return s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	s.putStrings(b, gen, pairs)
+	return s.commit(ctx, b)
 }
 
 // MSetNX sets the pairs as MSet does only if none of their keys exists,
@@ -163,9 +164,10 @@ func (s *Store) MSetNX(ctx context.Context, db int, pairs ...[2][]byte) (bool, e
 			return false, err
 		}
 	}
-	var b lsm.Batch
-	s.putStrings(&b, gen, pairs)
-	return true, s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	s.putStrings(b, gen, pairs)
+	return true, s.commit(ctx, b)
 }
 
 // pairKeys returns the keys of pairs, to lock.
@@ -199,9 +201,10 @@ func (s *Store) GetDel(ctx context.Context, db int, key []byte) ([]byte, bool, e
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	var b lsm.Batch
-	deleteMeta(&b, gen, key, m)
-	return m.Payload, true, s.commit(ctx, &b)
+	b := lsm.NewBatch()
+	defer b.Release()
+	deleteMeta(b, gen, key, m)
+	return m.Payload, true, s.commit(ctx, b)
 }
 
 // GetExOptions are GETEX's flags. ExpireAt (ms since the epoch, 0 = leave
@@ -231,17 +234,18 @@ func (s *Store) GetEx(ctx context.Context, db int, key []byte, o GetExOptions) (
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	next := m
 	switch {
 	case o.ExpireAt > 0 && o.ExpireAt <= s.db.Now():
-		deleteMeta(&b, gen, key, m)
+		deleteMeta(b, gen, key, m)
 	case o.ExpireAt > 0:
 		next.ExpireAt = o.ExpireAt
-		putMeta(&b, gen, key, next, m, true)
+		putMeta(b, gen, key, next, m, true)
 	case m.ExpireAt != 0: // Persist
 		next.ExpireAt = 0
-		putMeta(&b, gen, key, next, m, true)
+		putMeta(b, gen, key, next, m, true)
 	}
-	return m.Payload, true, s.commit(ctx, &b)
+	return m.Payload, true, s.commit(ctx, b)
 }

@@ -44,19 +44,19 @@ func (s *Store) SharesStamp(adb int, a []byte, bdb int, b []byte) bool {
 func (s *Store) bumpWrites(b *lsm.Batch) {
 	var lastKey []byte
 	lastGen := uint32(0)
-	b.ForEachKey(func(row []byte) {
-		gen, key, ok := rowOwner(row)
+	for i := range b.Len() {
+		gen, key, ok := rowOwner(b.Key(i))
 		if !ok || (gen == lastGen && lastKey != nil && bytes.Equal(key, lastKey)) {
-			return
+			continue
 		}
 		lastGen, lastKey = gen, key
 		for db := range NumDBs {
 			if s.gen(db) == gen {
 				s.mods[s.stripe(db, key)].Add(1)
-				return
+				break
 			}
 		}
-	})
+	}
 }
 
 // rowOwner returns the generation and user key an engine row belongs to;

@@ -54,10 +54,10 @@ func (c *collection) score(ctx context.Context, m []byte) (float64, bool, error)
 // setScore adds to b the rows of m at score, replacing old if had.
 func (c *collection) setScore(b *lsm.Batch, m []byte, score, old float64, had bool) {
 	if had {
-		b.Delete(c.elem(scoreSuffix(old, m)))
+		c.deleteElem(b, scoreSuffix(old, m))
 	}
-	b.Put(c.elem(memberSuffix(m)), appendScoreValue(nil, score))
-	b.Put(c.elem(scoreSuffix(score, m)), nil)
+	c.putElem(b, memberSuffix(m), appendScoreValue(nil, score))
+	c.putElem(b, scoreSuffix(score, m), nil)
 }
 
 // ZAdd adds or updates members as ZADD does and returns the number added
@@ -79,7 +79,8 @@ func (s *Store) ZAdd(ctx context.Context, db int, key []byte, o ZAddOptions, pai
 	if err != nil {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var added, changed int64
 	pending := map[string]float64{} // scores set earlier in this command
 	for _, p := range pairs {
@@ -100,14 +101,14 @@ func (s *Store) ZAdd(ctx context.Context, db int, key []byte, o ZAddOptions, pai
 		default:
 			added++
 		}
-		c.setScore(&b, p.Member, p.Score, old, had)
+		c.setScore(b, p.Member, p.Score, old, had)
 		pending[string(p.Member)] = p.Score
 	}
 	c.meta.Count += added
 	if o.CH {
-		return added + changed, c.finish(ctx, &b)
+		return added + changed, c.finish(ctx, b)
 	}
-	return added, c.finish(ctx, &b)
+	return added, c.finish(ctx, b)
 }
 
 // canonicalScore folds -0 into 0, as Redis compares them equal.
@@ -137,12 +138,13 @@ func (s *Store) ZIncrBy(ctx context.Context, db int, key []byte, delta float64, 
 		return 0, ErrNaN
 	}
 	score = canonicalScore(score)
-	var b lsm.Batch
-	c.setScore(&b, member, score, old, had)
+	b := lsm.NewBatch()
+	defer b.Release()
+	c.setScore(b, member, score, old, had)
 	if !had {
 		c.meta.Count++
 	}
-	return score, c.finish(ctx, &b)
+	return score, c.finish(ctx, b)
 }
 
 // ZRem removes members and returns how many existed.
@@ -152,7 +154,8 @@ func (s *Store) ZRem(ctx context.Context, db int, key []byte, members ...[]byte)
 	if err != nil || !ok {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	var n int64
 	for _, m := range distinct(members) {
 		score, had, err := c.score(ctx, m)
@@ -160,13 +163,13 @@ func (s *Store) ZRem(ctx context.Context, db int, key []byte, members ...[]byte)
 			return 0, err
 		}
 		if had {
-			b.Delete(c.elem(memberSuffix(m)))
-			b.Delete(c.elem(scoreSuffix(score, m)))
+			c.deleteElem(b, memberSuffix(m))
+			c.deleteElem(b, scoreSuffix(score, m))
 			n++
 		}
 	}
 	c.meta.Count -= n
-	return n, c.finish(ctx, &b)
+	return n, c.finish(ctx, b)
 }
 
 // ZCard returns the number of members: O(1).

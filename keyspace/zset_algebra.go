@@ -265,20 +265,21 @@ func (s *Store) storeZSet(ctx context.Context, db int, dst []byte, members []ZMe
 	if err != nil {
 		return err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	if len(members) == 0 {
 		if had {
-			deleteMeta(&b, gen, dst, old)
+			deleteMeta(b, gen, dst, old)
 		}
-		return s.commit(ctx, &b)
+		return s.commit(ctx, b)
 	}
 	m := Meta{Type: TypeZSet, Version: s.newVersion(), Count: int64(len(members))}
 	c := &collection{s: s, gen: gen, key: dst, meta: m, prefix: elementPrefix(kindZSet, gen, dst, m.Version)}
 	for _, zm := range members {
-		c.setScore(&b, zm.Member, canonicalScore(zm.Score), 0, false)
+		c.setScore(b, zm.Member, canonicalScore(zm.Score), 0, false)
 	}
-	putMeta(&b, gen, dst, m, old, had)
-	return s.commit(ctx, &b)
+	putMeta(b, gen, dst, m, old, had)
+	return s.commit(ctx, b)
 }
 
 // ZUnion returns the union of the sorted sets (or sets) at keys, as ZUNION

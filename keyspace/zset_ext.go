@@ -152,8 +152,8 @@ func (c *collection) lexRange(ctx context.Context, lo, hi LexBound, offset, coun
 
 // delMember adds to b the deletion of both rows of m.
 func (c *collection) delMember(b *lsm.Batch, m ZMember) {
-	b.Delete(c.elem(memberSuffix(m.Member)))
-	b.Delete(c.elem(scoreSuffix(m.Score, m.Member)))
+	c.deleteElem(b, memberSuffix(m.Member))
+	c.deleteElem(b, scoreSuffix(m.Score, m.Member))
 }
 
 // ZMScore returns the score of each member; ok[i] is false where member i
@@ -249,12 +249,13 @@ func (s *Store) removeWhere(ctx context.Context, db int, key []byte, pick func(c
 	if err != nil || len(gone) == 0 {
 		return 0, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	for _, m := range gone {
-		c.delMember(&b, m)
+		c.delMember(b, m)
 	}
 	c.meta.Count -= int64(len(gone))
-	return int64(len(gone)), c.finish(ctx, &b)
+	return int64(len(gone)), c.finish(ctx, b)
 }
 
 // ZRemRangeByRank removes the members ranked start..stop (negative: from
@@ -376,12 +377,13 @@ func (c *collection) pop(ctx context.Context, count int64, highest bool) ([]ZMem
 	if err != nil {
 		return nil, err
 	}
-	var b lsm.Batch
+	b := lsm.NewBatch()
+	defer b.Release()
 	for _, m := range out {
-		c.delMember(&b, m)
+		c.delMember(b, m)
 	}
 	c.meta.Count -= int64(len(out))
-	return out, c.finish(ctx, &b)
+	return out, c.finish(ctx, b)
 }
 
 // ZMPop pops up to count members (count > 0) from the first of keys that

@@ -41,7 +41,8 @@ type DB struct {
 	// commitMu serializes seq assignment, WAL append and memtable insert,
 	// so WAL order, seq order and memtable contents agree.
 	commitMu sync.Mutex
-	seq      uint64 // last assigned seq. REQUIRES: commitMu held.
+	seq      uint64    // last assigned seq. REQUIRES: commitMu held.
+	walRows  []sst.Row // Write's copies of a batch's rows for the WAL. REQUIRES: commitMu held.
 
 	// visibleSeq is the newest seq reads may see. Loaded before readState,
 	// so every row with seq <= visibleSeq is in that state.
@@ -242,23 +243,32 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 	}
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
+	if db.wal.Failed() {
+		return WriteHandle{}, db.mapWALErr(db.wal.Err())
+	}
 	seq := db.seq + 1
 	tick := db.clock.Now()
-	// The batch's rows take the seq in place: the WAL copies the rows (not
-	// their bytes, which no Batch reuses), so b may be reset and reused
-	// once Write returns.
-	rows := b.rows
-	for i := range rows {
-		rows[i].Seq = seq
+	// The memtable copies the rows first, and the WAL is handed those
+	// copies: they stay unchanged for as long as anything holds them, so
+	// the batch's own bytes are free once Write returns, and a batch on
+	// the stack allocates nothing. (A memtable's arena outlives its rows
+	// in the WAL: the WAL's slices keep it reachable.)
+	mem := db.mem // only rotate changes it, under commitMu
+	rows := db.walRows[:0]
+	for _, r := range b.rows {
+		r.Seq = seq
+		rows = append(rows, mem.add(r))
 	}
-	if err := db.wal.Append(rows, tick); err != nil {
+	err := db.wal.Append(rows, tick)
+	clear(rows)
+	db.walRows = rows[:0]
+	if err != nil {
+		// The WAL stopped since Failed: it is fenced or closed, and no
+		// write succeeds again. These rows are in the memtable, not
+		// durable, as those of a write whose PUT fails are.
 		return WriteHandle{}, db.mapWALErr(err)
 	}
 	db.seq = seq
-	mem := db.mem // only rotate changes it, under commitMu
-	for _, r := range rows {
-		mem.add(r)
-	}
 	if tick > mem.clockTick.Load() {
 		mem.clockTick.Store(tick)
 	}

@@ -133,44 +133,58 @@ func (m *memtable) row(key []byte, v uint64) sst.Row {
 	return r
 }
 
-// add inserts a copy of r. REQUIRES: no row with r's key and seq was added
-// (a batch holds a key once, and each batch has its own seq).
-func (m *memtable) add(r sst.Row) {
+// add inserts a copy of r and returns the copy: r with its key and value
+// in the arena, where they stay, unchanged, for as long as anyone holds
+// them. REQUIRES: no row with r's key and seq was added (a batch holds a
+// key once, and each batch has its own seq).
+func (m *memtable) add(r sst.Row) sst.Row {
 	h := maphash.Bytes(m.seed, r.Key)
-	if n := m.lookup(r.Key, h); n != 0 {
-		m.addVersion(n, r)
+	var n, v uint64
+	if n = m.lookup(r.Key, h); n != 0 {
+		v = m.addVersion(n, r)
 	} else {
-		m.indexAdd(h, m.insert(r))
+		n = m.insert(r)
+		v = *m.a.word(n + nodeVersions)
+		m.indexAdd(h, n)
 	}
 	m.entries.Add(1)
 	if r.Seq > m.maxSeq.Load() {
 		m.maxSeq.Store(r.Seq)
 	}
+	r.Key = m.key(n)
+	if len(r.Value) > 0 || r.Kind == sst.KindPut {
+		r.Value = m.a.bytes(v+verValue, len(r.Value))
+	}
+	return r
 }
 
-// addVersion puts r among n's versions. Rows come in seq order, so r is
-// normally the newest and is pushed in front; otherwise the newer versions
-// are copied in front of r, and the new chain published at once.
-func (m *memtable) addVersion(n uint64, r sst.Row) {
+// addVersion puts r among n's versions and returns r's. Rows come in seq
+// order, so r is normally the newest and is pushed in front; otherwise the
+// newer versions are copied in front of r, and the new chain published at
+// once.
+func (m *memtable) addVersion(n uint64, r sst.Row) uint64 {
 	head := m.a.load(n + nodeVersions)
 	// A key has one row per seq, so a row at the memtable's highest seq
 	// is the key's newest: the first test spares reading the head's seq,
 	// a cache miss.
 	if r.Seq >= m.maxSeq.Load() || r.Seq > m.seq(head) {
-		m.a.store(n+nodeVersions, m.newVersion(r, head))
-		return
+		v := m.newVersion(r, head)
+		m.a.store(n+nodeVersions, v)
+		return v
 	}
 	var newer []uint64
 	v := head
 	for ; v != 0 && m.seq(v) > r.Seq; v = m.older(v) {
 		newer = append(newer, v)
 	}
-	chain := m.newVersion(r, v)
+	mine := m.newVersion(r, v)
+	chain := mine
 	key := m.key(n)
 	for i := len(newer) - 1; i >= 0; i-- {
 		chain = m.newVersion(m.row(key, newer[i]), chain)
 	}
 	m.a.store(n+nodeVersions, chain)
+	return mine
 }
 
 // insert links a new node for r's key, whose first version is r.

@@ -56,6 +56,18 @@ func BenchmarkSetPipelinedDurable(b *testing.B) {
 	})
 }
 
+func BenchmarkIncrPipelined(b *testing.B) {
+	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
+		return []string{"INCR", fmt.Sprintf("counter:%06d", i%100000)}
+	})
+}
+
+func BenchmarkHSetPipelined(b *testing.B) {
+	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
+		return []string{"HSET", "myhash", fmt.Sprintf("field:%06d", i%100000), "xxx"}
+	})
+}
+
 func BenchmarkGetPipelined(b *testing.B) {
 	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
 		return []string{"GET", fmt.Sprintf("key:%06d", i%100000)}

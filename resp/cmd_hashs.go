@@ -46,7 +46,11 @@ func cmdHSet(c *call) {
 		c.errorf(errArity(c.cmd.name))
 		return
 	}
-	pairs := make([][2][]byte, 0, (c.nargs()-2)/2)
+	var small [4][2][]byte // HSET of a few fields allocates no slice
+	pairs := small[:0]
+	if n := (c.nargs() - 2) / 2; n > len(small) {
+		pairs = make([][2][]byte, 0, n)
+	}
 	for i := 2; i < c.nargs(); i += 2 {
 		pairs = append(pairs, [2][]byte{c.arg(i), c.arg(i + 1)})
 	}

@@ -149,6 +149,7 @@ type Writer struct {
 	loopWaits waitReason
 
 	durableSeq atomic.Uint64
+	failed     atomic.Bool // err is set: Append will fail
 	kick       chan struct{}
 	done       chan struct{}
 	abandon    chan struct{}
@@ -266,6 +267,10 @@ func (w *Writer) WaitDurable(ctx context.Context, seq uint64) error {
 	}
 }
 
+// Failed reports whether the writer has stopped (fenced, closed, or a PUT
+// failed), so that Append would fail. It takes no lock.
+func (w *Writer) Failed() bool { return w.failed.Load() }
+
 // Err returns the writer's sticky error, if any.
 func (w *Writer) Err() error {
 	w.mu.Lock()
@@ -339,6 +344,7 @@ func (w *Writer) Abandon() {
 func (w *Writer) setErrLocked(err error) {
 	if w.err == nil {
 		w.err = err
+		w.failed.Store(true)
 		close(w.durableCh)
 		w.durableCh = make(chan struct{})
 	}
