@@ -18,11 +18,12 @@
 //     fdatasynced in the journal, which the next NewLocalBucket replays
 //     before anything reads the bucket (local_journal.go, J1-J4).
 //  2. A name in a LocalBucket never refers to a partial object: the body is
-//     complete before link(2) or rename(2) publishes it, so no reader, in
-//     any process, sees half an object.
+//     complete before a rename or link publishes it, so no reader, in any
+//     process, sees half an object.
 //  3. Create-if-absent on a LocalBucket is atomic across goroutines and
-//     processes sharing the directory: the final name is made by link(2),
-//     which fails with EEXIST for every contender but one. Exactly one
+//     processes sharing the directory: the final name is made by
+//     renameat2(RENAME_NOREPLACE), or link(2) where the file system lacks
+//     it, which fail with EEXIST for every contender but one. Exactly one
 //     create of a name succeeds; the others get condition-not-met.
 //  4. A LocalBucket never lets a name escape its root (no "..", no absolute
 //     names) and never lists its temp directory ".tmp/", which no object

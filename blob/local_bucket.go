@@ -33,6 +33,10 @@ var (
 	errObjNotFound     = errors.New("blob: object not found")
 	errConditionNotMet = errors.New("blob: object already exists (create-if-absent condition not met)")
 
+	// errNoRenameNoReplace: the platform or file system has no atomic
+	// rename-unless-exists; publishIfAbsent links instead.
+	errNoRenameNoReplace = errors.New("blob: no RENAME_NOREPLACE here")
+
 	// errNotDir is what the OS reports when a parent of a name is an object.
 	errNotDir = syscall.ENOTDIR
 
@@ -263,18 +267,24 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 	if err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
-	defer b.aids.retire(tmp) // a no-op after a successful rename
+	moved := false
+	defer func() {
+		if !moved {
+			b.aids.retire(tmp)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if params.IfNotExists {
-		if err := linkIfAbsent(tmp, path, name); err != nil {
+		if moved, err = publishIfAbsent(tmp, path, name); err != nil {
 			return err
 		}
 	} else {
 		if err := os.Rename(tmp, path); err != nil {
 			return fmt.Errorf("blob: upload %s: %w", name, err)
 		}
+		moved = true
 		b.files.drop(path) // a handle of the old object must not serve the new one
 	}
 	if err := b.syncDir(filepath.Dir(path)); err != nil {
@@ -291,7 +301,12 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 	if err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
-	defer b.aids.retire(t.path)
+	moved := false
+	defer func() {
+		if !moved {
+			b.aids.retire(t.path)
+		}
+	}()
 	defer t.f.Close()
 	if _, err := t.f.Write(body); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
@@ -299,7 +314,7 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := linkIfAbsent(t.path, path, name); err != nil {
+	if moved, err = publishIfAbsent(t.path, path, name); err != nil {
 		return err
 	}
 	// From here the name exists and holds body; what is left is making it
@@ -318,17 +333,28 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 	return nil
 }
 
-// linkIfAbsent publishes the temp file tmp as object name at path. link(2)
-// fails with EEXIST if the name exists, atomically, whoever (goroutine or
-// process) created it: that is create-if-absent.
-func linkIfAbsent(tmp, path, name string) error {
+// publishIfAbsent gives the temp file tmp the name of object name, at
+// path, unless the name exists, whoever (goroutine or process) created it:
+// that is create-if-absent. It renames where the file system can
+// (renameat2 with RENAME_NOREPLACE: one call, and no temp name left to
+// remove afterwards) and links otherwise (link(2) fails with EEXIST
+// atomically too). It reports whether tmp's name is gone.
+func publishIfAbsent(tmp, path, name string) (moved bool, err error) {
+	switch err := renameNoReplace(tmp, path); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, fmt.Errorf("%w: %s", errConditionNotMet, name)
+	case !errors.Is(err, errNoRenameNoReplace):
+		return false, fmt.Errorf("blob: upload %s: %w", name, err)
+	}
 	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s", errConditionNotMet, name)
+			return false, fmt.Errorf("%w: %s", errConditionNotMet, name)
 		}
-		return fmt.Errorf("blob: upload %s: %w", name, err)
+		return false, fmt.Errorf("blob: upload %s: %w", name, err)
 	}
-	return nil
+	return false, nil
 }
 
 // writeTemp copies r into a new, fsynced temp file and returns its path.
@@ -554,6 +580,19 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 	b.files.drop(path)
 	if b.journal != nil {
 		b.journal.forget(name) // J3
+	}
+	// A WAL object's file becomes a temp file for a later upload
+	// (local_temps.go). Only WAL objects: emptying a file cuts short a read
+	// that still has it open, where removing the name lets it finish, and
+	// WAL objects are read only by replay, which reads none that garbage
+	// collection deletes (those at or below the manifest's replay point).
+	if _, ok := ParseWALName(name); ok {
+		switch gone, err := b.aids.recycle(path); {
+		case err != nil:
+			return b.statErr(name, err)
+		case gone:
+			return nil
+		}
 	}
 	if err := os.Remove(path); err != nil {
 		return b.statErr(name, err)

@@ -27,9 +27,9 @@ import (
 // appendfsync always pays.
 //
 // An upload through the journal writes its body to a temp file without
-// fsync, links it to its name (create-if-absent, as before: the name shows
-// a whole object or nothing, to every process), then appends a record (the
-// name and the body) to the journal and fdatasyncs it; group commit lets
+// fsync, publishes it under its name (create-if-absent, as before: the name
+// shows a whole object or nothing, to every process), then appends a record
+// (the name and the body) to the journal and fdatasyncs it; group commit lets
 // concurrent uploads share one fdatasync. The object is then durable in the
 // journal, if not yet in its own file.
 //
@@ -63,7 +63,7 @@ import (
 //	    records after it; a journal file is removed only after a syncfs that
 //	    followed every append to it.
 //	J2. Only create-if-absent uploads are journaled, and only after their
-//	    link succeeded: a record names an object this process created, so a
+//	    name was published: a record names an object this process created, so a
 //	    replay that finds different bytes under the name finds a torn copy,
 //	    never another writer's object. (Strata never deletes such a name and
 //	    creates it again with other bytes.)

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +20,31 @@ func fdatasync(f *os.File) error {
 		if err != unix.EINTR {
 			return err
 		}
+	}
+}
+
+// noRenameNoReplace is set once a file system refused RENAME_NOREPLACE:
+// publishIfAbsent links from then on.
+var noRenameNoReplace atomic.Bool
+
+// renameNoReplace renames from to to unless to exists (fs.ErrExist), in
+// one atomic step; errNoRenameNoReplace if the file system cannot.
+func renameNoReplace(from, to string) error {
+	if noRenameNoReplace.Load() {
+		return errNoRenameNoReplace
+	}
+	for {
+		err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR:
+			continue
+		case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
+			noRenameNoReplace.Store(true)
+			return errNoRenameNoReplace
+		}
+		return &os.LinkError{Op: "renameat2", Old: from, New: to, Err: err}
 	}
 }
 

@@ -13,6 +13,7 @@ const journalSupported = false
 
 var errNoJournal = errors.New("blob: no local journal on this platform")
 
-func fdatasync(f *os.File) error    { return f.Sync() }
-func syncFS(*os.File) error         { return errNoJournal }
-func lockFile(*os.File, bool) error { return errNoJournal }
+func fdatasync(f *os.File) error           { return f.Sync() }
+func renameNoReplace(string, string) error { return errNoRenameNoReplace }
+func syncFS(*os.File) error                { return errNoJournal }
+func lockFile(*os.File, bool) error        { return errNoJournal }
