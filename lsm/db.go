@@ -250,8 +250,8 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 	tick := db.clock.Now()
 	// The memtable copies the rows first, and the WAL is handed those
 	// copies: they stay unchanged for as long as anything holds them, so
-	// the batch's own bytes are free once Write returns, and a batch on
-	// the stack allocates nothing. (A memtable's arena outlives its rows
+	// the batch's own bytes are free once Write returns, and a reused batch
+	// allocates nothing for its rows. (A memtable's arena outlives its rows
 	// in the WAL: the WAL's slices keep it reachable.)
 	mem := db.mem // only rotate changes it, under commitMu
 	rows := db.walRows[:0]
