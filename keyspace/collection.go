@@ -70,21 +70,27 @@ func (s *Store) openCollection(ctx context.Context, db int, key []byte, t Type, 
 
 // elem returns the engine key of the element with the given suffix.
 func (c *collection) elem(suffix []byte) []byte {
-	return append(append(make([]byte, 0, len(c.prefix)+len(suffix)), c.prefix...), suffix...)
+	return c.appendElem(make([]byte, 0, len(c.prefix)+len(suffix)), suffix)
+}
+
+// appendElem appends the engine key of the element with the given suffix
+// to dst: callers that only pass the key on build it on the stack.
+func (c *collection) appendElem(dst, suffix []byte) []byte {
+	return append(append(dst, c.prefix...), suffix...)
 }
 
 // putElem adds the element row with the given suffix to b. Its key is
 // built on the stack: the batch copies it.
 func (c *collection) putElem(b *lsm.Batch, suffix, value []byte) {
 	var kbuf [128]byte
-	b.Put(append(append(kbuf[:0], c.prefix...), suffix...), value)
+	b.Put(c.appendElem(kbuf[:0], suffix), value)
 }
 
 // deleteElem adds the deletion of the element row with the given suffix
 // to b.
 func (c *collection) deleteElem(b *lsm.Batch, suffix []byte) {
 	var kbuf [128]byte
-	b.Delete(append(append(kbuf[:0], c.prefix...), suffix...))
+	b.Delete(c.appendElem(kbuf[:0], suffix))
 }
 
 // get reads an element row.
@@ -104,7 +110,7 @@ func (c *collection) has(ctx context.Context, suffix []byte) (bool, error) {
 		return ok, err
 	}
 	var kbuf [128]byte
-	err := c.s.db.View(ctx, append(append(kbuf[:0], c.prefix...), suffix...), func([]byte) error { return nil })
+	err := c.s.db.View(ctx, c.appendElem(kbuf[:0], suffix), func([]byte) error { return nil })
 	if errors.Is(err, lsm.ErrNotFound) {
 		return false, nil
 	}

@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 	"sync"
+	"unsafe"
 
 	"github.com/stratakv/strata/lsm/sst"
 )
@@ -54,7 +55,7 @@ func NewBatch() *Batch { return batchPool.Get().(*Batch) }
 // Release empties b and gives it back to NewBatch. b must not be used
 // afterwards.
 func (b *Batch) Release() {
-	if cap(b.buf) > maxPooledBytes || cap(b.rows) > maxPooledBytes/64 {
+	if cap(b.buf) > maxPooledBytes || cap(b.rows)*int(unsafe.Sizeof(sst.Row{})) > maxPooledBytes {
 		return
 	}
 	b.Reset()
