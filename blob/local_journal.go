@@ -133,6 +133,11 @@ type JournalStats struct {
 type journalFile struct {
 	f    *os.File // flocked while this process uses it
 	path string
+	// ring syncs the file through syncf, its own open file description, so
+	// that closing f releases the flock at once: a ring may keep a file it
+	// synced referenced for a while after the request completes.
+	ring  *syncRing // nil where io_uring is unavailable: plain fdatasync
+	syncf *os.File
 
 	// Guarded by localJournal.mu.
 	gen     uint64
@@ -170,7 +175,7 @@ func (f *journalFile) sync(count *atomic.Uint64) error {
 		f.started++
 		g := f.started
 		f.syncMu.Unlock()
-		err := fdatasync(f.f)
+		err := f.datasync()
 		count.Add(1)
 		f.syncMu.Lock()
 		f.syncing = false
@@ -194,7 +199,24 @@ func (f *journalFile) writeHeader(instance, gen uint64) error {
 	if _, err := f.f.WriteAt(h[:], 0); err != nil {
 		return err
 	}
+	return f.datasync()
+}
+
+// datasync is fdatasync(2) of the file, through its ring if it has one.
+func (f *journalFile) datasync() error {
+	if f.ring != nil {
+		return f.ring.fdatasync(f.syncf)
+	}
 	return fdatasync(f.f)
+}
+
+// close closes the file (releasing its lock) and its ring.
+func (f *journalFile) close() {
+	f.f.Close()
+	if f.ring != nil {
+		f.ring.close()
+		f.syncf.Close()
+	}
 }
 
 // localJournal is a LocalBucket's journal; see the comment at the top.
@@ -355,7 +377,7 @@ func (j *localJournal) prepareLocked() {
 		if err != nil {
 			j.failLocked(err)
 			for _, f := range files {
-				f.f.Close()
+				f.close()
 				os.Remove(f.path)
 			}
 			return
@@ -370,7 +392,7 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 	defer func() {
 		if err != nil {
 			for _, f := range files {
-				f.f.Close()
+				f.close()
 				os.Remove(f.path)
 			}
 			files = nil
@@ -387,6 +409,13 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 			}
 			f := &journalFile{f: fh, path: path}
 			f.syncCond = sync.NewCond(&f.syncMu)
+			if r, err := newSyncRing(); err == nil {
+				if f.syncf, err = os.Open(path); err == nil {
+					f.ring = r
+				} else {
+					r.close()
+				}
+			}
 			files = append(files, f)
 			if err := lockFile(fh, false); err != nil {
 				return err
@@ -481,7 +510,7 @@ func (j *localJournal) close() error {
 		if err == nil {
 			os.Remove(f.path)
 		}
-		f.f.Close()
+		f.close()
 	}
 	if err != nil {
 		return fmt.Errorf("blob: journal: final sync failed, journal kept for the next open: %w", err)
@@ -493,7 +522,7 @@ func (j *localJournal) close() error {
 // released), nothing synced or removed. For tests.
 func (j *localJournal) abandon() {
 	for _, f := range j.shutdown() {
-		f.f.Close()
+		f.close()
 	}
 }
 
