@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,14 @@ func init() {
 		about: "redis-benchmark side by side: redis-server (appendfsync always, everysec) and strata (durable, async)",
 		run:   runMatrix,
 	})
+	register(experiment{
+		name: "matrix-pinned",
+		about: "the matrix with each server on CPU 0 and redis-benchmark on the other CPUs, " +
+			"as a server with a core of its own and its clients elsewhere",
+		run: func(ctx context.Context, env *Env, args []string) error {
+			return runMatrix(ctx, env, append([]string{"-pin", "0:1-"}, args...))
+		},
+	})
 }
 
 // matrixServers are the four servers of the matrix, in table order: each
@@ -26,12 +35,16 @@ func init() {
 // last moments).
 var matrixServers = []struct {
 	name  string
-	start func(ctx context.Context) (*Server, error)
+	start func(ctx context.Context, cpus string) (*Server, error)
 }{
-	{"redis always", func(ctx context.Context) (*Server, error) { return StartRedis(ctx, "always") }},
-	{"strata durable", func(ctx context.Context) (*Server, error) { return StartStrata(ctx, nil, "--appendfsync", "always") }},
-	{"redis everysec", func(ctx context.Context) (*Server, error) { return StartRedis(ctx, "everysec") }},
-	{"strata async", func(ctx context.Context) (*Server, error) { return StartStrata(ctx, nil, "--appendfsync", "everysec") }},
+	{"redis always", func(ctx context.Context, cpus string) (*Server, error) { return StartRedisOn(ctx, cpus, "always") }},
+	{"strata durable", func(ctx context.Context, cpus string) (*Server, error) {
+		return StartStrataOn(ctx, cpus, nil, "--appendfsync", "always")
+	}},
+	{"redis everysec", func(ctx context.Context, cpus string) (*Server, error) { return StartRedisOn(ctx, cpus, "everysec") }},
+	{"strata async", func(ctx context.Context, cpus string) (*Server, error) {
+		return StartStrataOn(ctx, cpus, nil, "--appendfsync", "everysec")
+	}},
 }
 
 // benchRow is one redis-benchmark test's result.
@@ -46,7 +59,12 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 	tests := fs.String("tests", "set,get,incr,lpush,lpop,sadd,hset,zadd,lrange_100,mset", "redis-benchmark -t")
 	pipelines := fs.String("pipelines", "1,16", "redis-benchmark -P values")
 	rounds := fs.Int("rounds", 3, "rounds, each running every server; the tables show medians (-short: 1)")
+	pin := fs.String("pin", "", "SERVER:CLIENT taskset CPU lists, e.g. 0:1- (a trailing - means to the last CPU); empty: no pinning")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	serverCPUs, clientCPUs, err := pinning(*pin)
+	if err != nil {
 		return err
 	}
 	if env.Short && !flagSet(fs, "n") {
@@ -68,7 +86,7 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 	var order []string // tests in redis-benchmark's order
 	for round := 1; round <= *rounds; round++ {
 		for _, s := range matrixServers {
-			srv, err := s.start(ctx)
+			srv, err := s.start(ctx, serverCPUs)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -77,7 +95,7 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 			}
 			for _, p := range strings.Split(*pipelines, ",") {
 				fmt.Fprintf(env.Log, "matrix: round %d/%d: %s -P %s\n", round, *rounds, s.name, p)
-				rows, names, err := redisBenchmark(ctx, srv.Addr, *clients, *n, p, *tests)
+				rows, names, err := redisBenchmark(ctx, clientCPUs, srv.Addr, *clients, *n, p, *tests)
 				if err != nil {
 					srv.Stop()
 					return fmt.Errorf("%s -P %s: %w", s.name, p, err)
@@ -106,8 +124,37 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	matrixTables(env, results, order, strings.Split(*pipelines, ","), *clients, *n, *rounds)
+	where := "one machine, the servers and redis-benchmark sharing its CPUs"
+	if *pin != "" {
+		where = fmt.Sprintf("one machine, each server on CPU %s (strata's GOMAXPROCS follows), redis-benchmark on CPU %s", serverCPUs, clientCPUs)
+	}
+	matrixTables(env, results, order, strings.Split(*pipelines, ","), *clients, *n, *rounds, where)
 	return nil
+}
+
+// pinning parses -pin SERVER:CLIENT; a list ending in "-" runs to the last
+// CPU. Both lists must name CPUs this process may use.
+func pinning(pin string) (server, client string, err error) {
+	if pin == "" {
+		return "", "", nil
+	}
+	server, client, ok := strings.Cut(pin, ":")
+	if !ok || server == "" || client == "" {
+		return "", "", fmt.Errorf("-pin %q: want SERVER:CLIENT CPU lists, e.g. 0:1-", pin)
+	}
+	last := runtime.NumCPU() - 1
+	for _, l := range []*string{&server, &client} {
+		if strings.HasSuffix(*l, "-") {
+			*l += strconv.Itoa(last)
+		}
+	}
+	if last < 1 {
+		return "", "", fmt.Errorf("-pin needs 2 CPUs, this machine has %d", last+1)
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return "", "", fmt.Errorf("-pin: taskset not found (util-linux): %w", err)
+	}
+	return server, client, nil
 }
 
 func roundsNote(rounds int) string {
@@ -146,12 +193,13 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // redisBenchmark runs redis-benchmark --csv and returns its rows by test
 // name (the first word: "LRANGE_100", "MSET") and the names in order.
-func redisBenchmark(ctx context.Context, addr string, clients, n int, pipeline, tests string) (map[string]benchRow, []string, error) {
+func redisBenchmark(ctx context.Context, cpus, addr string, clients, n int, pipeline, tests string) (map[string]benchRow, []string, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "redis-benchmark", "-h", host, "-p", port, "-c", strconv.Itoa(clients),
-		"-n", strconv.Itoa(n), "-P", pipeline, "-t", tests, "-r", "100000", "--csv", "-q").Output()
+	bin, args := onCPUs(cpus, "redis-benchmark", []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients),
+		"-n", strconv.Itoa(n), "-P", pipeline, "-t", tests, "-r", "100000", "--csv", "-q"})
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +230,7 @@ func redisBenchmark(ctx context.Context, addr string, clients, n int, pipeline, 
 	return rows, names, nil
 }
 
-func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests, pipelines []string, clients, n, rounds int) {
+func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests, pipelines []string, clients, n, rounds int, where string) {
 	ratio := func(a, b float64) string {
 		if b == 0 {
 			return "-"
@@ -193,9 +241,9 @@ func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests
 		Title: "redis-benchmark requests/s, strata against redis-server of the same durability",
 		Columns: []string{"test", "P", "redis always", "strata durable", "durable/always",
 			"redis everysec", "strata async", "async/everysec"},
-		Note: fmt.Sprintf("%d clients, %d requests per test, -r 100000, one machine; %s; redis-server 7 with "+
+		Note: fmt.Sprintf("%d clients, %d requests per test, -r 100000, %s; %s; redis-server 7 with "+
 			"appendonly yes. Aims (issue 8): async within 0.8x of everysec for GET/SET, durable at or above always.",
-			clients, n, roundsNote(rounds)),
+			clients, n, where, roundsNote(rounds)),
 	}
 	lat := &Table{
 		Title:   "redis-benchmark latency p50 / p99 (ms)",

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,49 @@ func TestMatrixShort(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "the median of 2 rounds") {
 		t.Errorf("the note does not say the figures are medians of 2 rounds:\n%s", out.String())
+	}
+}
+
+// TestMatrixPinned runs the pinned matrix on one test: the servers and
+// redis-benchmark run under taskset, and the note says where.
+func TestMatrixPinned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server, strata and redis-benchmark")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	dir := t.TempDir()
+	env := &Env{Out: dir, Short: true, Log: io.Discard, Report: newReport("matrix-pinned", "test")}
+	if err := runMatrix(context.Background(), env, []string{"-pin", "0:1-", "-n", "2000", "-tests", "set", "-pipelines", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := env.Report.Write(dir, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("each server on CPU 0 (strata's GOMAXPROCS follows), redis-benchmark on CPU 1-%d", runtime.NumCPU()-1)
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "| SET | 1 |") {
+		t.Errorf("report lacks %q or its SET row:\n%s", want, out.String())
+	}
+}
+
+func TestPinning(t *testing.T) {
+	last := runtime.NumCPU() - 1
+	if last < 1 {
+		t.Skip("needs 2 CPUs")
+	}
+	s, c, err := pinning("0:1-")
+	if err != nil || s != "0" || c != fmt.Sprintf("1-%d", last) {
+		t.Errorf("pinning(0:1-) = %q, %q, %v", s, c, err)
+	}
+	if s, c, err := pinning(""); s != "" || c != "" || err != nil {
+		t.Errorf("pinning(\"\") = %q, %q, %v: want no pinning", s, c, err)
+	}
+	for _, bad := range []string{"0", ":1", "0:"} {
+		if _, _, err := pinning(bad); err == nil {
+			t.Errorf("pinning(%q) accepted", bad)
+		}
 	}
 }
 

@@ -72,6 +72,13 @@ func freePort() (int, error) {
 // temp directory unless args name a bucket) with env added, and waits
 // until it answers PING. Its log goes to DIR/../strata.log.
 func StartStrata(ctx context.Context, env []string, args ...string) (*Server, error) {
+	return StartStrataOn(ctx, "", env, args...)
+}
+
+// StartStrataOn is StartStrata with the server confined to cpus (a
+// taskset(1) list; empty: anywhere). Go sizes GOMAXPROCS to the CPUs a
+// process may use, so "0" gives strata one processor.
+func StartStrataOn(ctx context.Context, cpus string, env []string, args ...string) (*Server, error) {
 	bin, err := strataBinary()
 	if err != nil {
 		return nil, err
@@ -85,12 +92,18 @@ func StartStrata(ctx context.Context, env []string, args ...string) (*Server, er
 		return nil, err
 	}
 	full := append([]string{"server", "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data")}, args...)
+	bin, full = onCPUs(cpus, bin, full)
 	return start(ctx, "strata", dir, port, env, bin, full...)
 }
 
 // StartRedis runs redis-server with AOF on and the given appendfsync
 // (always or everysec), RDB snapshots off.
 func StartRedis(ctx context.Context, appendfsync string) (*Server, error) {
+	return StartRedisOn(ctx, "", appendfsync)
+}
+
+// StartRedisOn is StartRedis confined to cpus (empty: anywhere).
+func StartRedisOn(ctx context.Context, cpus, appendfsync string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
@@ -103,8 +116,17 @@ func StartRedis(ctx context.Context, appendfsync string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, "redis-"+appendfsync, dir, port, nil, bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--protected-mode", "no")
+	bin, args := onCPUs(cpus, bin, []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--protected-mode", "no"})
+	return start(ctx, "redis-"+appendfsync, dir, port, nil, bin, args...)
+}
+
+// onCPUs runs bin args under taskset -c cpus, unless cpus is empty.
+func onCPUs(cpus, bin string, args []string) (string, []string) {
+	if cpus == "" {
+		return bin, args
+	}
+	return "taskset", append([]string{"-c", cpus, bin}, args...)
 }
 
 func start(ctx context.Context, name, dir string, port int, env []string, bin string, args ...string) (*Server, error) {
