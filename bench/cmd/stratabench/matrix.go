@@ -144,8 +144,12 @@ func pinning(pin string) (server, client string, err error) {
 	}
 	last := runtime.NumCPU() - 1
 	for _, l := range []*string{&server, &client} {
-		if strings.HasSuffix(*l, "-") {
-			*l += strconv.Itoa(last)
+		if first, ok := strings.CutSuffix(*l, "-"); ok {
+			if first == strconv.Itoa(last) {
+				*l = first
+			} else {
+				*l += strconv.Itoa(last)
+			}
 		}
 	}
 	if last < 1 {

@@ -26,6 +26,7 @@ type Report struct {
 type chart struct {
 	file string
 	p    *plot.Plot
+	h    vg.Length // height; 0: the default
 }
 
 func newReport(name, about string) *Report {
@@ -109,25 +110,53 @@ func (r *Report) LineChart(slug, title, xLabel, yLabel string, logY bool, series
 // series has one bar per label of the first series.
 func (r *Report) BarChart(slug, title, yLabel string, series ...Series) error {
 	p := plot.New()
-	p.Title.Text, p.Y.Label.Text = title, yLabel
-	w := vg.Points(float64(60) / float64(max(1, len(series))))
+	p.Title.Text = title
+	var labels []string
+	if len(series) > 0 {
+		labels = series[0].Labels
+	}
+	// Many labels side by side overlap: then the bars lie horizontally, one
+	// label per row, and the chart grows with them.
+	horizontal := len(labels) > 8
+	group := 60.0
+	if horizontal {
+		group = 16
+	}
+	w := vg.Points(group / float64(max(1, len(series))))
 	for i, s := range series {
 		bars, err := plotter.NewBarChart(plotter.Values(s.Y), w)
 		if err != nil {
 			return err
 		}
+		bars.Horizontal = horizontal
 		bars.Color = plotutil.Color(i)
 		bars.Offset = w * vg.Length(float64(i)-float64(len(series)-1)/2) // centred on the label
+		if horizontal {
+			bars.Offset = -bars.Offset // the first series on top
+		}
 		p.Add(bars)
 		p.Legend.Add(s.Name, bars)
 	}
-	if len(series) > 0 {
-		p.NominalX(series[0].Labels...)
+	c := chart{file: r.name + "-" + slug + ".png", p: p}
+	if horizontal {
+		p.X.Label.Text = yLabel
+		p.NominalY(labels...)
+		p.Y.Min, p.Y.Max = -1, float64(len(labels))
+		p.Y.Scale = reverseScale{} // the first label on top, as in the table
+		c.h = max(4.5*vg.Inch, vg.Points(20*float64(len(labels))+90))
+	} else {
+		p.Y.Label.Text = yLabel
+		p.NominalX(labels...)
 	}
 	p.Legend.Top = true
-	r.charts = append(r.charts, chart{file: r.name + "-" + slug + ".png", p: p})
+	r.charts = append(r.charts, c)
 	return nil
 }
+
+// reverseScale is a linear axis scale running from max to min.
+type reverseScale struct{}
+
+func (reverseScale) Normalize(min, max, x float64) float64 { return (max - x) / (max - min) }
 
 // Write prints the tables to w and saves <name>.md and the charts in dir.
 func (r *Report) Write(dir string, w io.Writer) error {
@@ -138,7 +167,11 @@ func (r *Report) Write(dir string, w io.Writer) error {
 		md.WriteString(p + "\n")
 	}
 	for _, c := range r.charts {
-		if err := c.p.Save(8*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, c.file)); err != nil {
+		h := c.h
+		if h == 0 {
+			h = 4.5 * vg.Inch
+		}
+		if err := c.p.Save(8*vg.Inch, h, filepath.Join(dir, c.file)); err != nil {
 			return fmt.Errorf("chart %s: %w", c.file, err)
 		}
 		fmt.Fprintf(&md, "![%s](%s)\n\n", c.p.Title.Text, c.file)
