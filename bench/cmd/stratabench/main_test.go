@@ -1,10 +1,19 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 )
+
+// TestMain removes what the experiments leave for the end of a run: the
+// strata build and the data directories of stopped servers.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cleanupBuilds()
+	os.Exit(code)
+}
 
 // TestSplitCommonFlags: -out and -short are taken wherever they stand,
 // and every other argument reaches the experiment in its order. Before,

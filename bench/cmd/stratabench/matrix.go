@@ -97,7 +97,7 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintf(env.Log, "matrix: round %d/%d: %s -P %s\n", round, *rounds, s.name, p)
 				rows, names, err := redisBenchmark(ctx, clientCPUs, srv.Addr, *clients, *n, p, *tests)
 				if err != nil {
-					srv.Stop()
+					srv.StopKeepingData()
 					return fmt.Errorf("%s -P %s: %w", s.name, p, err)
 				}
 				if runs[s.name][p] == nil {
@@ -110,7 +110,7 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 					order = names
 				}
 			}
-			srv.Stop()
+			srv.StopKeepingData()
 		}
 	}
 	// results[server][pipeline][test]
