@@ -59,6 +59,9 @@ func TestOpenLocalAndMem(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open %q: %v", spec, err)
 		}
+		// Closed before TempDir's cleanup: an open LocalBucket's helpers
+		// still create spare temp and journal files.
+		t.Cleanup(func() { b.Close() })
 		mustUpload(t, b, "sst/x", "x", objstore.WithIfNotExists())
 		if b.Provider() != objstore.FILESYSTEM {
 			t.Fatalf("open %q: provider %s", spec, b.Provider())
@@ -85,6 +88,7 @@ func TestOpenConfigFilesystemUsesLocalBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close()
 	mustUpload(t, b, "manifest/x", "m")
 	if _, err := os.Stat(filepath.Join(dir, "tenant", "manifest", "x")); err != nil {
 		t.Fatalf("object not under the prefix: %v", err)
