@@ -181,6 +181,12 @@ func (a *localAids) take() (spareTemp, error) {
 	}
 	a.kickLocked()
 	a.mu.Unlock()
+	return a.reuseOrNewTemp()
+}
+
+// reuseOrNewTemp returns a recycled file if there is one, else a new temp
+// file.
+func (a *localAids) reuseOrNewTemp() (spareTemp, error) {
 	if t, ok := a.reuseTemp(); ok {
 		return t, nil
 	}
@@ -225,12 +231,9 @@ func (a *localAids) work() {
 		}
 		var made []spareTemp
 		for range need {
-			t, ok := a.reuseTemp()
-			if !ok {
-				var err error
-				if t, err = a.newTemp(); err != nil {
-					break // uploads create their own; the next kick tries again
-				}
+			t, err := a.reuseOrNewTemp()
+			if err != nil {
+				break // uploads create their own; the next kick tries again
 			}
 			made = append(made, t)
 		}
