@@ -88,7 +88,7 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer cleanupBuilds()
+	defer cleanupAtExit()
 	failed := 0
 	for _, e := range todo {
 		env := &Env{Out: *out, Short: *short, Log: os.Stderr, Report: newReport(e.name, e.about)}

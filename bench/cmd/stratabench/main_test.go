@@ -11,7 +11,7 @@ import (
 // strata build and the data directories of stopped servers.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	cleanupBuilds()
+	cleanupAtExit()
 	os.Exit(code)
 }
 

@@ -96,6 +96,38 @@ func TestPinning(t *testing.T) {
 	}
 }
 
+// TestStopKeepingData: a server stopped with StopKeepingData leaves its
+// data directory (so deleting it cannot slow the next server's file
+// creations) until removeKept, which cleanupAtExit calls; Stop removes it
+// at once.
+func TestStopKeepingData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs redis-server")
+	}
+	ctx := context.Background()
+	keep, err := StartRedis(ctx, "everysec")
+	if err != nil {
+		t.Skip(err)
+	}
+	gone, err := StartRedis(ctx, "everysec")
+	if err != nil {
+		keep.Stop()
+		t.Fatal(err)
+	}
+	keep.StopKeepingData()
+	gone.Stop()
+	if _, err := os.Stat(keep.Dir); err != nil {
+		t.Fatalf("StopKeepingData removed its data directory: %v", err)
+	}
+	if _, err := os.Stat(gone.Dir); !os.IsNotExist(err) {
+		t.Fatalf("Stop left its data directory: %v", err)
+	}
+	removeKept()
+	if _, err := os.Stat(keep.Dir); !os.IsNotExist(err) {
+		t.Fatalf("removeKept left a kept data directory: %v", err)
+	}
+}
+
 // TestMedianRow: each figure's median is taken on its own.
 func TestMedianRow(t *testing.T) {
 	odd := medianRow([]benchRow{{rps: 3, p50: 9, p99: 1}, {rps: 1, p50: 8, p99: 7}, {rps: 2, p50: 7, p99: 4}})

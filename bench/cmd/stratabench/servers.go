@@ -53,10 +53,17 @@ func strataBinary() (string, error) {
 	return builds.bin, builds.err
 }
 
-func cleanupBuilds() {
+// cleanupAtExit removes what a run leaves for its end: the strata build and
+// the data directories of servers stopped with StopKeepingData.
+func cleanupAtExit() {
 	if builds.dir != "" {
 		_ = os.RemoveAll(builds.dir)
 	}
+	removeKept()
+}
+
+// removeKept removes the data directories kept so far.
+func removeKept() {
 	kept.Lock()
 	defer kept.Unlock()
 	for _, d := range kept.dirs {
@@ -65,7 +72,7 @@ func cleanupBuilds() {
 	kept.dirs = nil
 }
 
-// kept are data directories of stopped servers left for cleanupBuilds: on
+// kept are data directories of stopped servers left for cleanupAtExit: on
 // ext4 without a journal (this machine's /), creating a file skips, one
 // inode-table lookup each, every inode freed in the last minutes, so
 // deleting a server's thousands of files just before the next server starts
