@@ -112,6 +112,12 @@ func (c *client) serve() {
 	for {
 		args, err := c.rd.next()
 		c.s.stats.netIn.Add(c.rd.takeRead())
+		if c.killed.Load() {
+			// The read can win against kill's deadline: the poller checks
+			// it before the read system call, which finds the command a
+			// client sent after CLIENT KILL answered. It is not run.
+			return
+		}
 		if err != nil {
 			c.readFailed(err)
 			return
