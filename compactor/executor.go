@@ -58,7 +58,7 @@ func (c *Compactor) execute(ctx context.Context, m *manifest.Manifest, job Job) 
 	clock := m.ClockTick
 	var prev []byte
 	for ok := merged.First(); ok; ok = merged.Next() {
-		r := merged.Row()
+		r := *merged.Row()
 		st.RowsIn++
 		if prev != nil && bytes.Equal(r.Key, prev) {
 			continue // an older version: only the newest row per key is kept

@@ -449,7 +449,7 @@ func (rs *readState) immGet(key []byte, seq uint64) (sst.Row, bool) {
 }
 
 // live reports whether r is a value readers see at clock time now.
-func live(r sst.Row, now int64) bool {
+func live(r *sst.Row, now int64) bool {
 	return r.Kind == sst.KindPut && (r.ExpireAt == 0 || r.ExpireAt > now)
 }
 

@@ -29,7 +29,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	db.m.gets.Add(uint64(len(keys)))
 	out := make([][]byte, len(keys))
 	set := func(i int, r sst.Row) {
-		if live(r, now) {
+		if live(&r, now) {
 			out[i] = bytes.Clone(r.Value)
 			if out[i] == nil {
 				out[i] = []byte{}

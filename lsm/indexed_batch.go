@@ -66,7 +66,7 @@ func (ib *IndexedBatch) add(key, value []byte, kind sst.Kind, expireAt int64) {
 // Get returns the value of key as the batch would leave it, or ErrNotFound.
 func (ib *IndexedBatch) Get(ctx context.Context, key []byte) ([]byte, error) {
 	if r, ok := ib.mem.get(key, math.MaxUint64); ok {
-		if !live(r, ib.db.clock.Now()) {
+		if !live(&r, ib.db.clock.Now()) {
 			return nil, ErrNotFound
 		}
 		return bytes.Clone(r.Value), nil

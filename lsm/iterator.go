@@ -22,6 +22,7 @@ type IterOptions struct {
 type Iterator struct {
 	db     *DB
 	merged sst.Iterator
+	skip   sst.KeySkipper // merged's, when it has SkipKey
 	seq    uint64
 	now    int64
 	lower  []byte
@@ -63,7 +64,9 @@ func (db *DB) newIter(ctx context.Context, o IterOptions, own *memtable) *Iterat
 		children = append(children, newLevelIter(ctx, db, r.SSTs, lower, upper))
 	}
 	db.m.iters.Add(1)
-	return &Iterator{db: db, merged: sst.NewMergingIter(children), seq: seq, now: db.clock.Now(), lower: lower}
+	merged := sst.NewMergingIter(children)
+	skip, _ := merged.(sst.KeySkipper)
+	return &Iterator{db: db, merged: merged, skip: skip, seq: seq, now: db.clock.Now(), lower: lower}
 }
 
 // overlaps reports whether [smallest, largest] meets [lower, upper).
@@ -102,42 +105,40 @@ func (it *Iterator) Next() bool {
 }
 
 // skipKey advances the merged stream past every version of it.key and
-// returns the row it stopped at, which settle goes on from: the row is read
-// once per key, not again by settle (an interface call and a row copy).
-func (it *Iterator) skipKey() (sst.Row, bool) {
-	for it.merged.Next() {
-		if r := it.merged.Row(); !bytes.Equal(r.Key, it.key) {
-			return r, true
-		}
+// returns the row it stopped at, which settle goes on from.
+func (it *Iterator) skipKey() *sst.Row {
+	if it.skip != nil {
+		return it.current(it.skip.SkipKey(it.key))
 	}
-	return sst.Row{}, false
+	return it.current(sst.SkipKey(it.merged, it.key))
 }
 
-// current returns the merged stream's row, if ok says it has one.
-func (it *Iterator) current(ok bool) (sst.Row, bool) {
+// current returns the merged stream's row if ok says it has one, else
+// nil.
+func (it *Iterator) current(ok bool) *sst.Row {
 	if !ok {
-		return sst.Row{}, false
+		return nil
 	}
-	return it.merged.Row(), true
+	return it.merged.Row()
 }
 
-// settle moves forward from r, the merged stream's current row (if ok), to
-// the next key whose newest visible version is live.
-func (it *Iterator) settle(r sst.Row, ok bool) bool {
+// settle moves forward from r, the merged stream's current row (nil when
+// it has none), to the next key whose newest visible version is live.
+func (it *Iterator) settle(r *sst.Row) bool {
 	it.valid = false
-	for ok {
+	for r != nil {
 		if r.Seq > it.seq && r.Seq < batchSeqBase {
-			r, ok = it.current(it.merged.Next()) // written after the iterator was made
+			r = it.current(it.merged.Next()) // written after the iterator was made
 			continue
 		}
 		it.key = append(it.key[:0], r.Key...)
 		if live(r, it.now) {
-			it.row = r
+			it.row = *r
 			it.row.Key = it.key
 			it.valid = true
 			return true
 		}
-		r, ok = it.skipKey()
+		r = it.skipKey()
 	}
 	it.err = it.merged.Error()
 	return false
@@ -153,7 +154,7 @@ func (it *Iterator) Key() []byte { return it.row.Key }
 func (it *Iterator) Value() []byte { return it.row.Value }
 
 // Row returns the current row.
-func (it *Iterator) Row() sst.Row { return it.row }
+func (it *Iterator) Row() *sst.Row { return &it.row }
 
 // Error returns the error that ended iteration, if any.
 func (it *Iterator) Error() error { return it.err }

@@ -90,8 +90,10 @@ func (m *memtable) newNode(key []byte, height int) uint64 {
 }
 
 func (m *memtable) key(n uint64) []byte {
-	h := uint64(m.a.get32(n + nodeHeight))
-	return m.a.bytes(n+nodeNext+8*h, int(m.a.get32(n+nodeKeyLen)))
+	rec := m.a.record(n)
+	start := nodeNext + 8*int(recU32(rec, nodeHeight))
+	end := start + int(recU32(rec, nodeKeyLen))
+	return rec[start:end:end]
 }
 
 func (m *memtable) nextAt(n uint64, level int) uint64 {
@@ -121,16 +123,23 @@ func (m *memtable) seq(v uint64) uint64   { return *m.a.word(v + verSeq) }
 // stay valid for as long as the caller holds them, and must not be
 // modified.
 func (m *memtable) row(key []byte, v uint64) sst.Row {
-	r := sst.Row{
-		Key:      key,
-		Seq:      *m.a.word(v + verSeq),
-		ExpireAt: int64(*m.a.word(v + verExpireAt)),
-		Kind:     sst.Kind(m.a.get32(v + verKind)),
-	}
-	if n := int(m.a.get32(v + verValueLen)); n > 0 || r.Kind == sst.KindPut {
-		r.Value = m.a.bytes(v+verValue, n)
-	}
+	var r sst.Row
+	m.rowInto(&r, key, v)
 	return r
+}
+
+// rowInto is row writing into *r, which an iterator keeps: a step of a
+// scan then copies no row.
+func (m *memtable) rowInto(r *sst.Row, key []byte, v uint64) {
+	rec := m.a.record(v)
+	r.Key = key
+	r.Seq = recU64(rec, verSeq)
+	r.ExpireAt = int64(recU64(rec, verExpireAt))
+	r.Kind = sst.Kind(recU32(rec, verKind))
+	r.Value = nil
+	if n := int(recU32(rec, verValueLen)); n > 0 || r.Kind == sst.KindPut {
+		r.Value = rec[verValue : verValue+n : verValue+n]
+	}
 }
 
 // add inserts a copy of r and returns the copy: r with its key and value
@@ -374,20 +383,17 @@ func (m *memtable) newIter(lower, upper []byte) *memIter {
 
 // at positions the iterator at node n's newest version.
 func (it *memIter) at(n uint64) bool {
-	it.cur, it.ver, it.key = n, 0, nil
 	if n != 0 {
-		it.key = it.m.key(n)
-		if it.upper != nil && bytes.Compare(it.key, it.upper) >= 0 {
-			it.cur, it.key = 0, nil
+		key := it.m.key(n)
+		if it.upper == nil || bytes.Compare(key, it.upper) < 0 {
+			it.cur, it.key = n, key
+			it.ver = it.m.a.load(n + nodeVersions)
+			it.m.rowInto(&it.row, key, it.ver)
+			return true
 		}
 	}
-	if it.cur != 0 {
-		it.ver = it.m.a.load(n + nodeVersions)
-		it.row = it.m.row(it.key, it.ver)
-	} else {
-		it.row = sst.Row{}
-	}
-	return it.cur != 0
+	it.cur, it.ver, it.key, it.row = 0, 0, nil, sst.Row{}
+	return false
 }
 
 func (it *memIter) First() bool {
@@ -410,13 +416,22 @@ func (it *memIter) Next() bool {
 	}
 	if older := it.m.older(it.ver); older != 0 {
 		it.ver = older
-		it.row = it.m.row(it.key, older)
+		it.m.rowInto(&it.row, it.key, older)
 		return true
 	}
 	return it.at(it.m.nextAt(it.cur, 0))
 }
 
-func (it *memIter) Valid() bool  { return it.cur != 0 }
-func (it *memIter) Row() sst.Row { return it.row }
-func (it *memIter) Error() error { return nil }
-func (it *memIter) Close() error { it.cur, it.ver, it.key, it.row = 0, 0, nil, sst.Row{}; return nil }
+// SkipKey moves to the next key's newest version: the versions of a key
+// hang off its node, so that is one link whatever their number.
+func (it *memIter) SkipKey([]byte) bool {
+	if it.cur == 0 {
+		return false
+	}
+	return it.at(it.m.nextAt(it.cur, 0))
+}
+
+func (it *memIter) Valid() bool   { return it.cur != 0 }
+func (it *memIter) Row() *sst.Row { return &it.row }
+func (it *memIter) Error() error  { return nil }
+func (it *memIter) Close() error  { it.cur, it.ver, it.key, it.row = 0, 0, nil, sst.Row{}; return nil }

@@ -60,8 +60,8 @@ func TestMemtableModel(t *testing.T) {
 	it := m.newIter(nil, nil)
 	i := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		if i >= len(model) || !same(it.Row(), model[i]) {
-			t.Fatalf("iteration row %d = %+v, want %+v", i, it.Row(), model[i])
+		if i >= len(model) || !same(*it.Row(), model[i]) {
+			t.Fatalf("iteration row %d = %+v, want %+v", i, *it.Row(), model[i])
 		}
 		i++
 	}
@@ -85,6 +85,17 @@ func TestMemtableModel(t *testing.T) {
 	})
 	if i != len(newest) {
 		t.Fatalf("each yielded %d rows, want %d", i, len(newest))
+	}
+	i = 0
+	it = m.newIter(nil, nil)
+	for ok := it.First(); ok; ok = it.SkipKey(it.Row().Key) {
+		if i >= len(newest) || !same(*it.Row(), newest[i]) {
+			t.Fatalf("SkipKey walk row %d = %+v, want %+v", i, *it.Row(), newest[i])
+		}
+		i++
+	}
+	if i != len(newest) {
+		t.Fatalf("SkipKey walk yielded %d rows, want %d", i, len(newest))
 	}
 
 	for _, readSeq := range []uint64{50, 5000, 15000, 1 << 62} {

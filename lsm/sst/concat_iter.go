@@ -111,7 +111,7 @@ func (c *concatIter) Next() bool {
 }
 
 func (c *concatIter) Valid() bool  { return c.cur != nil && c.cur.Valid() }
-func (c *concatIter) Row() Row     { return c.cur.Row() }
+func (c *concatIter) Row() *Row    { return c.cur.Row() }
 func (c *concatIter) Error() error { return c.err }
 
 func (c *concatIter) Close() error {

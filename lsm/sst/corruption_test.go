@@ -75,8 +75,8 @@ func readsDetectFlip(t *testing.T, mut []byte, name string, rows []Row) bool {
 	it := r.NewIter(ctx, IterOptions{})
 	i := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		if i >= len(rows) || !rowEqual(it.Row(), rows[i]) {
-			t.Fatalf("%s: iteration returned wrong row %d: %s", name, i, fmtRow(it.Row()))
+		if i >= len(rows) || !rowEqual(*it.Row(), rows[i]) {
+			t.Fatalf("%s: iteration returned wrong row %d: %s", name, i, fmtRow(*it.Row()))
 		}
 		i++
 	}

@@ -137,7 +137,7 @@ func FuzzDecodeAll(f *testing.F) {
 		it := r.NewIter(ctx, IterOptions{})
 		i := 0
 		for ok := it.First(); ok; ok = it.Next() {
-			if err == nil && (i >= len(rows) || !rowEqual(it.Row(), rows[i])) {
+			if err == nil && (i >= len(rows) || !rowEqual(*it.Row(), rows[i])) {
 				t.Fatalf("reader row %d differs from DecodeAll", i)
 			}
 			i++

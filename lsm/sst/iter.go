@@ -40,6 +40,7 @@ type tableIter struct {
 	ready bool       // index loaded
 
 	bi         blockIter
+	row        Row  // the last Row's
 	blk        int  // index of the block in bi, -1 if none
 	checkUpper bool // the current block may hold keys >= UpperBound
 	valid      bool
@@ -63,11 +64,12 @@ func (it *tableIter) Valid() bool  { return it.valid }
 func (it *tableIter) Error() error { return it.err }
 
 // Row returns the current row. REQUIRES: Valid().
-func (it *tableIter) Row() Row {
+func (it *tableIter) Row() *Row {
 	if !it.valid {
-		return Row{}
+		return &Row{}
 	}
-	return it.bi.row()
+	it.row = it.bi.row()
+	return &it.row
 }
 
 // Close releases the iterator's blocks; positioning it afterwards fails.

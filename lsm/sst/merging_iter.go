@@ -1,5 +1,7 @@
 package sst
 
+import "bytes"
+
 // mergingIter merges child iterators into one stream ordered by key
 // ascending then seq descending. It yields every version: the engine's
 // iterator picks the visible one per key, compaction the newest.
@@ -20,6 +22,8 @@ type heapItem struct {
 	it  Iterator
 	key []byte // it.Row().Key, valid until it moves
 	seq uint64
+	// skip is it's SkipKey, nil when it has none (it steps with Next).
+	skip KeySkipper
 }
 
 func (x *heapItem) load() {
@@ -50,8 +54,14 @@ func (m *mergingIter) down(i int) {
 	}
 }
 
-// NewMergingIter merges children, which it owns: Close closes them.
-func NewMergingIter(children []Iterator) Iterator { return newMergingIter(children) }
+// NewMergingIter merges children, which it owns: Close closes them. A lone
+// child is returned as it is: it is already the merged stream.
+func NewMergingIter(children []Iterator) Iterator {
+	if len(children) == 1 {
+		return children[0]
+	}
+	return newMergingIter(children)
+}
 
 func newMergingIter(children []Iterator) *mergingIter {
 	return &mergingIter{children: children, h: make([]heapItem, 0, len(children))}
@@ -63,7 +73,8 @@ func (m *mergingIter) rebuild() bool {
 	m.h = m.h[:0]
 	for _, c := range m.children {
 		if c.Valid() {
-			m.h = append(m.h, heapItem{it: c})
+			skip, _ := c.(KeySkipper)
+			m.h = append(m.h, heapItem{it: c, skip: skip})
 			m.h[len(m.h)-1].load()
 		} else if err := c.Error(); err != nil {
 			m.err = err
@@ -99,11 +110,19 @@ func (m *mergingIter) Next() bool {
 	if len(m.h) == 0 {
 		return false
 	}
+	ok := m.h[0].it.Next()
+	if ok && len(m.h) == 1 {
+		return true // nothing to compare with: a lone child's key is not needed
+	}
+	return m.moved(ok)
+}
+
+// moved restores the heap after its top child moved: ok reports whether
+// the child is still positioned. It loads the child's key even when the
+// child is alone (Next does not).
+func (m *mergingIter) moved(ok bool) bool {
 	top := &m.h[0]
-	if top.it.Next() {
-		if len(m.h) == 1 {
-			return true // nothing to compare with: a lone child's key is not needed
-		}
+	if ok {
 		top.load()
 	} else {
 		if err := top.it.Error(); err != nil {
@@ -120,8 +139,27 @@ func (m *mergingIter) Next() bool {
 	return len(m.h) > 0
 }
 
+// SkipKey moves each child at key past its versions of it, once each,
+// instead of stepping the heap once per version.
+func (m *mergingIter) SkipKey(key []byte) bool {
+	if len(m.h) == 0 {
+		return false
+	}
+	// The current row is the top's, at key; a lone top's loaded key may
+	// be stale (Next does not load it), so it is not compared.
+	for first := true; len(m.h) > 0 && (first || bytes.Equal(m.h[0].key, key)); first = false {
+		top := &m.h[0]
+		if top.skip != nil {
+			m.moved(top.skip.SkipKey(key))
+		} else {
+			m.moved(SkipKey(top.it, key))
+		}
+	}
+	return len(m.h) > 0
+}
+
 func (m *mergingIter) Valid() bool  { return len(m.h) > 0 }
-func (m *mergingIter) Row() Row     { return m.h[0].it.Row() }
+func (m *mergingIter) Row() *Row    { return m.h[0].it.Row() }
 func (m *mergingIter) Error() error { return m.err }
 
 func (m *mergingIter) Close() error {

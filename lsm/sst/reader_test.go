@@ -79,10 +79,10 @@ func checkIterAll(t *testing.T, r *Reader, rows []Row) {
 	i := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if i >= len(rows) {
-			t.Fatalf("iter row %d: %s past the end", i, fmtRow(it.Row()))
+			t.Fatalf("iter row %d: %s past the end", i, fmtRow(*it.Row()))
 		}
-		if !rowEqual(it.Row(), rows[i]) {
-			t.Fatalf("iter row %d: %s, want %s", i, fmtRow(it.Row()), fmtRow(rows[i]))
+		if !rowEqual(*it.Row(), rows[i]) {
+			t.Fatalf("iter row %d: %s, want %s", i, fmtRow(*it.Row()), fmtRow(rows[i]))
 		}
 		i++
 	}
@@ -175,14 +175,14 @@ func checkSeeks(t *testing.T, r *Reader, rows []Row, rng *rand.Rand, obj *counti
 			ok = it.First()
 		}
 		for i := from; i < min(to, from+40); i++ {
-			if !ok || !rowEqual(it.Row(), rows[i]) {
+			if !ok || !rowEqual(*it.Row(), rows[i]) {
 				t.Fatalf("seek %q [%q,%q) step %d: valid=%v row %s, want %s (err %v)",
-					key, lower, upper, i-from, ok, fmtRow(it.Row()), fmtRow(rows[i]), it.Error())
+					key, lower, upper, i-from, ok, fmtRow(*it.Row()), fmtRow(rows[i]), it.Error())
 			}
 			ok = it.Next()
 		}
 		if from+40 >= to && ok {
-			t.Fatalf("seek %q [%q,%q): extra row %s", key, lower, upper, fmtRow(it.Row()))
+			t.Fatalf("seek %q [%q,%q): extra row %s", key, lower, upper, fmtRow(*it.Row()))
 		}
 		if err := it.Close(); err != nil {
 			t.Fatal(err)
@@ -418,7 +418,7 @@ func TestReaderConcurrent(t *testing.T) {
 				}
 				it := r.NewIter(context.Background(), IterOptions{LowerBound: rows[lo].Key})
 				for i, ok := lo, it.First(); i < min(lo+100, len(rows)); i, ok = i+1, it.Next() {
-					if !ok || !rowEqual(it.Row(), rows[i]) {
+					if !ok || !rowEqual(*it.Row(), rows[i]) {
 						errc <- fmt.Errorf("scan from %d: row %d wrong (err %v)", lo, i, it.Error())
 						return
 					}
