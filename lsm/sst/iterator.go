@@ -43,7 +43,7 @@ type KeySkipper interface {
 }
 
 // SkipKey moves it past the rows of key, its current row's key: with
-// it's own SkipKey if it has one, else one Next at a time.
+// its own SkipKey if it has one, else one Next at a time.
 func SkipKey(it Iterator, key []byte) bool {
 	if s, ok := it.(KeySkipper); ok {
 		return s.SkipKey(key)

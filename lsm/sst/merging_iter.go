@@ -22,7 +22,7 @@ type heapItem struct {
 	it  Iterator
 	key []byte // it.Row().Key, valid until it moves
 	seq uint64
-	// skip is it's SkipKey, nil when it has none (it steps with Next).
+	// skip is its SkipKey, nil when it has none (it steps with Next).
 	skip KeySkipper
 }
 
