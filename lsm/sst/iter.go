@@ -65,10 +65,11 @@ func (it *tableIter) Error() error { return it.err }
 
 // Row returns the current row. REQUIRES: Valid().
 func (it *tableIter) Row() *Row {
-	if !it.valid {
-		return &Row{}
+	if it.valid {
+		it.row = it.bi.row()
+	} else {
+		it.row = Row{}
 	}
-	it.row = it.bi.row()
 	return &it.row
 }
 

@@ -48,6 +48,12 @@ func SkipKey(it Iterator, key []byte) bool {
 	if s, ok := it.(KeySkipper); ok {
 		return s.SkipKey(key)
 	}
+	return stepPast(it, key)
+}
+
+// stepPast is SkipKey for an iterator without one: Next until the key
+// changes.
+func stepPast(it Iterator, key []byte) bool {
 	for it.Next() {
 		if !bytes.Equal(it.Row().Key, key) {
 			return true

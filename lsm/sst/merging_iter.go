@@ -152,7 +152,7 @@ func (m *mergingIter) SkipKey(key []byte) bool {
 		if top.skip != nil {
 			m.moved(top.skip.SkipKey(key))
 		} else {
-			m.moved(SkipKey(top.it, key))
+			m.moved(stepPast(top.it, key))
 		}
 	}
 	return len(m.h) > 0
