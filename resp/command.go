@@ -76,9 +76,10 @@ func (cmd *command) arityOK(n int) bool {
 	return n >= -cmd.arity
 }
 
-// commandTable is every command, by lower-case name. Each group's file
-// contributes one list. It is built in init because handlers such as
-// COMMAND read it.
+// commandTable is every command, by lower-case name and by upper-case name
+// (what clients send: a lookup of it then costs one probe, not a probe, a
+// case fold and a second probe). Each group's file contributes one list.
+// It is built in init because handlers such as COMMAND read it.
 var commandTable map[string]*command
 
 func init() {
@@ -109,13 +110,14 @@ func buildTable(groups ...[]*command) map[string]*command {
 			c.id = len(commandList)
 			commandList = append(commandList, c)
 			t[c.name] = c
+			t[strings.ToUpper(c.name)] = c
 		}
 	}
 	return t
 }
 
 // lookup finds a command by its case-insensitive name, without allocating
-// for names of command length (clients send them in upper case).
+// for names of command length.
 func lookup(name []byte) *command {
 	if c, ok := commandTable[string(name)]; ok {
 		return c
