@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -60,6 +61,13 @@ func (c *Compactor) execute(ctx context.Context, m *manifest.Manifest, job Job) 
 	for ok := merged.First(); ok; ok = merged.Next() {
 		r := *merged.Row()
 		st.RowsIn++
+		if st.RowsIn%256 == 0 {
+			// The builder yields as it adds rows; rows dropped (old
+			// versions, expired, filtered) yield here, so a compaction
+			// that drops millions does not hold a processor for long
+			// either (see sst's yieldRows).
+			runtime.Gosched()
+		}
 		if prev != nil && bytes.Equal(r.Key, prev) {
 			continue // an older version: only the newest row per key is kept
 		}

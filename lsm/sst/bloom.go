@@ -2,6 +2,7 @@ package sst
 
 import (
 	"math"
+	"runtime"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -35,7 +36,10 @@ func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int) []byte {
 	dst = append(dst, make([]byte, nbytes)...)
 	bits := dst[start:]
 	k := bloomProbes(bitsPerKey)
-	for _, h := range hashes {
+	for n, h := range hashes {
+		if n%(16*yieldRows) == 0 && n > 0 {
+			runtime.Gosched() // see yieldRows: a filter of millions of keys takes milliseconds
+		}
 		h1, h2 := uint32(h), uint32(h>>32)
 		for i := 0; i < k; i++ {
 			pos := (uint64(h1) * nbits) >> 32
