@@ -42,6 +42,7 @@ type localAids struct {
 	closed   bool
 	idle     *sync.Cond // signalled when running becomes false
 	dirs     map[string]*os.File
+	rings    syncRings // the uploads' fsyncs, file and directory
 }
 
 // recycledTemp is the emptied file of a deleted object, renamed into the
@@ -278,7 +279,7 @@ func (a *localAids) syncDir(dir string) error {
 	// Close, the only one to close a handle, does so once no upload is in
 	// flight; an upload racing Close is the caller's error, as with any
 	// bucket.
-	return d.Sync()
+	return a.rings.fdatasync(d)
 }
 
 // close waits for the goroutine, then removes the spares and closes the
@@ -305,4 +306,5 @@ func (a *localAids) close() {
 	for _, d := range dirs {
 		d.Close()
 	}
+	a.rings.close()
 }
