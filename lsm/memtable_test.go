@@ -180,9 +180,14 @@ func TestMemtableConcurrent(t *testing.T) {
 }
 
 func BenchmarkMemtableAdd(b *testing.B) {
-	for _, mode := range []string{"new", "overwrite"} {
+	for _, mode := range []string{"new", "new-1M", "overwrite"} {
 		b.Run(mode, func(b *testing.B) {
+			// new-1M fills memtables of a million keys, as a 64 MB one of
+			// small rows holds: its nodes do not fit in the CPU's caches.
 			keys := make([][]byte, 1<<16)
+			if mode == "new-1M" {
+				keys = make([][]byte, 1<<20)
+			}
 			for i := range keys {
 				keys[i] = fmt.Appendf(nil, "h\x00\x00\x00\x05myzset\x00\x00\x00\x01member:%012d", rand.Uint64N(1e12))
 			}
@@ -190,7 +195,7 @@ func BenchmarkMemtableAdd(b *testing.B) {
 			m := newMemtable()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				if mode == "new" && i%len(keys) == 0 {
+				if mode != "overwrite" && i%len(keys) == 0 {
 					m = newMemtable()
 				}
 				m.add(sst.Row{Key: keys[i%len(keys)], Seq: uint64(i + 1), Kind: sst.KindPut, Value: value})
