@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stratakv/strata/lsm/sst"
 )
@@ -275,5 +276,67 @@ func BenchmarkMemtableGetPipelined(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*WarmKeys), "ns/get")
 		})
+	}
+}
+
+// BenchmarkMemtableFill fills a memtable with a million new keys and
+// reports, besides the mean, the longest single add: what a writer (and
+// every client queued behind the commit lock) waits when the hash index
+// grows.
+func BenchmarkMemtableFill(b *testing.B) {
+	keys := make([][]byte, 1<<20)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "h\x00\x00\x00\x05myzset\x00\x00\x00\x01member:%012d", rand.Uint64N(1e12))
+	}
+	value := make([]byte, 16)
+	var longest time.Duration
+	for b.Loop() {
+		m := newMemtable()
+		for i, k := range keys {
+			start := time.Now()
+			m.add(sst.Row{Key: k, Seq: uint64(i + 1), Kind: sst.KindPut, Value: value})
+			longest = max(longest, time.Since(start))
+		}
+	}
+	b.ReportMetric(float64(longest.Microseconds()), "max-us/add")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/add")
+}
+
+// TestMemIndexGrowth: while the hash index moves the slots of the table it
+// replaced, and after, every key added is found, at its node, whatever
+// table holds its slot; large offsets (a chunk of its own, later chunks)
+// survive the slot packing.
+func TestMemIndexGrowth(t *testing.T) {
+	m := newMemtable()
+	var keys [][]byte
+	check := func(when string) {
+		t.Helper()
+		for i, k := range keys {
+			r, ok := m.get(k, 1<<62)
+			if !ok || r.Seq != uint64(i+1) {
+				t.Fatalf("%s: get(%s) = %+v %v, want seq %d", when, k, r, ok, i+1)
+			}
+		}
+	}
+	sawMigration := false
+	for i := 0; len(keys) < 40000; i++ {
+		k := fmt.Appendf(nil, "key-%06d", i*7919%100000)
+		value := []byte("v")
+		if i%5000 == 0 {
+			value = bytes.Repeat([]byte("x"), arenaMaxChunk/4+1) // a chunk of its own
+		}
+		m.add(sst.Row{Key: k, Seq: uint64(len(keys) + 1), Kind: sst.KindPut, Value: value})
+		keys = append(keys, k)
+		if m.index.Load().old.Load() != nil && i%997 == 0 {
+			sawMigration = true
+			check(fmt.Sprintf("migrating, %d keys", len(keys)))
+		}
+	}
+	if !sawMigration {
+		t.Fatal("no check ran while the index was moving slots")
+	}
+	check("at the end")
+	if _, ok := m.get([]byte("key-absent"), 1<<62); ok {
+		t.Fatal("an absent key was found")
 	}
 }
