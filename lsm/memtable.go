@@ -362,13 +362,14 @@ func newMemIndex(n int) *memIndex {
 
 func (m *memtable) lookup(key []byte, h uint64) uint64 {
 	t := m.index.Load()
-	if n := t.lookup(m, key, h); n != 0 {
+	// The old table is loaded first: once it is gone, every slot it had
+	// is in t. Loaded after a miss in t, it could be gone because the
+	// key's slot moved into t after the probe passed it.
+	old := t.old.Load()
+	if n := t.lookup(m, key, h); n != 0 || old == nil {
 		return n
 	}
-	if old := t.old.Load(); old != nil {
-		return old.lookup(m, key, h)
-	}
-	return 0
+	return old.lookup(m, key, h)
 }
 
 func (t *memIndex) lookup(m *memtable, key []byte, h uint64) uint64 {
