@@ -365,7 +365,7 @@ func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(chunkedWriter{t.f}, ctxReader{ctx, r})
+	_, err = io.Copy(&yieldingWriter{f: t.f}, ctxReader{ctx, r})
 	if err == nil {
 		err = b.aids.rings.fdatasync(t.f)
 	}
@@ -379,32 +379,28 @@ func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error
 	return t.path, nil
 }
 
-// chunkedWriter writes to a file in chunks of at most writeChunk bytes and
-// yields the processor between them. A write system call of a large object
-// (an SST, a second of writes under everysec: tens of MB) copies it into
-// the page cache for several milliseconds, and the runtime takes the
-// goroutine's processor back only when sysmon next looks, which, on a
-// server whose system calls are otherwise short, can be 10 ms later: every
-// goroutine queued on that processor waited as long (a p99 of 10 ms for
-// pipelined INCRs under everysec on one core, 5 ms with appendfsync no).
-type chunkedWriter struct{ f *os.File }
+// yieldingWriter writes to a file and yields the processor after every
+// yieldBytes written. io.Copy hands it 32 KiB at a time, so a large object
+// (an SST, a second of writes under everysec: tens of MB) is hundreds of
+// write(2)s back to back, milliseconds with no point at which the scheduler
+// runs another goroutine, until sysmon preempts the copy, which on this
+// server (whose socket I/O makes no blocking system calls, so sysmon
+// sleeps long) can be 10 ms later: every goroutine queued on that
+// processor waited as long.
+type yieldingWriter struct {
+	f       *os.File
+	written int // since the last yield
+}
 
-const writeChunk = 256 << 10
+const yieldBytes = 256 << 10
 
-func (w chunkedWriter) Write(p []byte) (int, error) {
-	n := 0
-	for len(p) > 0 {
-		k := min(len(p), writeChunk)
-		m, err := w.f.Write(p[:k])
-		n += m
-		if err != nil {
-			return n, err
-		}
-		if p = p[k:]; len(p) > 0 {
-			runtime.Gosched()
-		}
+func (w *yieldingWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if w.written += n; w.written >= yieldBytes {
+		w.written = 0
+		runtime.Gosched()
 	}
-	return n, nil
+	return n, err
 }
 
 // ctxReader stops a long copy when its context is done.

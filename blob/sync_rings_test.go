@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -62,11 +63,11 @@ func TestSyncRings(t *testing.T) {
 	}
 }
 
-// TestChunkedWriter: a write of any size reaches the file whole and in
-// order, across chunk boundaries, and reports every byte written.
-func TestChunkedWriter(t *testing.T) {
+// TestYieldingWriter: an upload's copy through it reaches the file whole
+// and in order, whatever its size against the yield interval.
+func TestYieldingWriter(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []int{0, 1, writeChunk - 1, writeChunk, writeChunk + 1, 3*writeChunk + 5} {
+	for _, n := range []int{0, 1, yieldBytes - 1, yieldBytes, yieldBytes + 1, 3*yieldBytes + 5} {
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = byte(i * 7 / 3)
@@ -76,17 +77,17 @@ func TestChunkedWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := chunkedWriter{f}.Write(data)
+		got, err := io.Copy(&yieldingWriter{f: f}, bytes.NewReader(data))
 		f.Close()
-		if err != nil || got != n {
-			t.Fatalf("Write of %d bytes = %d, %v", n, got, err)
+		if err != nil || got != int64(n) {
+			t.Fatalf("copy of %d bytes = %d, %v", n, got, err)
 		}
 		back, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(back, data) {
-			t.Fatalf("file of a %d-byte write differs (%d bytes read)", n, len(back))
+			t.Fatalf("file of a %d-byte copy differs (%d bytes read)", n, len(back))
 		}
 	}
 }
