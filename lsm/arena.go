@@ -40,7 +40,7 @@ const cacheLine = 128
 const (
 	arenaFirstChunk = 4 << 10
 	arenaMaxChunk   = 1 << 20
-	arenaMaxChunks  = 1 << 16 // offsets keep 48 bits; see memIndex
+	arenaMaxChunks  = 1 << 16 // a node offset packs into 36 bits; see memIndex
 	arenaAlign      = 8
 )
 

@@ -342,9 +342,17 @@ const migrateSlots = 32
 // a node's position below arenaMaxChunk (2^20): a record larger than a
 // quarter of that starts a chunk of its own, at 0.
 const (
-	slotPosBits  = 20
-	slotNodeBits = 16 + slotPosBits
-	slotTagMask  = 1<<(64-slotNodeBits) - 1
+	slotPosBits   = 20
+	slotChunkBits = 16
+	slotNodeBits  = slotChunkBits + slotPosBits
+	slotTagMask   = 1<<(64-slotNodeBits) - 1
+)
+
+// The packing holds as long as the arena's limits fit it: these fail to
+// compile if arenaMaxChunk or arenaMaxChunks outgrow their bits.
+var (
+	_ [1<<slotPosBits - arenaMaxChunk]struct{}
+	_ [1<<slotChunkBits - arenaMaxChunks]struct{}
 )
 
 func slotOf(h, n uint64) uint64 {
@@ -353,7 +361,7 @@ func slotOf(h, n uint64) uint64 {
 
 // slotNode is the node offset of slot s (0 for an empty slot).
 func slotNode(s uint64) uint64 {
-	return (s>>slotPosBits)&(1<<16-1)<<32 | s&(1<<slotPosBits-1)
+	return (s>>slotPosBits)&(1<<slotChunkBits-1)<<32 | s&(1<<slotPosBits-1)
 }
 
 func newMemIndex(n int) *memIndex {
