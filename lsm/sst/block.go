@@ -87,11 +87,8 @@ type blockIter struct {
 	valid       bool
 	err         error
 
-	key      []byte
-	seq      uint64
-	kind     Kind
-	expireAt int64
-	value    []byte
+	key []byte // the current key, built from the shared prefixes
+	cur Row    // the current row: its Key is key, its Value aliases data
 }
 
 // init points the iterator at a block, reusing its key buffer. It validates
@@ -147,28 +144,27 @@ func (it *blockIter) decodeAt(off int) bool {
 		it.valid = false
 		return false
 	}
-	b := it.data[off:it.restarts]
-	shared, b, err1 := decodeUvarint(b)
-	unshared, b, err2 := decodeUvarint(b)
-	vlen, b, err3 := decodeUvarint(b)
-	if err1 != nil || err2 != nil || err3 != nil || shared > uint64(len(it.key)) || unshared > uint64(len(b)) {
+	b := it.data[:it.restarts]
+	shared, p := uvarintAt(b, off)
+	unshared, p := uvarintAt(b, p)
+	vlen, p := uvarintAt(b, p)
+	if p < 0 || shared > uint64(len(it.key)) || unshared > uint64(len(b)-p) {
 		return it.fail(errBadEntry)
 	}
-	it.key = append(it.key[:shared], b[:unshared]...)
-	b = b[unshared:]
-	seq, b, err := decodeUvarint(b)
-	if err != nil || len(b) == 0 || b[0] > byte(KindPut) {
+	it.key = append(it.key[:shared], b[p:p+int(unshared)]...)
+	seq, p := uvarintAt(b, p+int(unshared))
+	if p < 0 || p >= len(b) || b[p] > byte(KindPut) {
 		return it.fail(errBadEntry)
 	}
-	it.kind = Kind(b[0])
-	expireAt, b, err := decodeVarint(b[1:])
-	if err != nil || vlen > uint64(len(b)) {
+	kind := Kind(b[p])
+	expireAt, p := varintAt(b, p+1)
+	if p < 0 || vlen > uint64(len(b)-p) {
 		return it.fail(errBadEntry)
 	}
-	it.seq, it.expireAt = seq, expireAt
-	it.value = b[:vlen:vlen]
+	end := p + int(vlen)
+	it.cur = Row{Key: it.key, Seq: seq, Kind: kind, ExpireAt: expireAt, Value: b[p:end:end]}
 	it.offset = off
-	it.next = len(it.data[:it.restarts]) - len(b) + int(vlen)
+	it.next = end
 	it.valid = true
 	return true
 }
@@ -231,6 +227,5 @@ func (it *blockIter) seekGE(key []byte) bool {
 	return false
 }
 
-func (it *blockIter) row() Row {
-	return Row{Key: it.key, Seq: it.seq, Kind: it.kind, ExpireAt: it.expireAt, Value: it.value}
-}
+// row returns the current row, valid until the iterator moves.
+func (it *blockIter) row() *Row { return &it.cur }

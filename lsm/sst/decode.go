@@ -105,7 +105,7 @@ func (d *rowDecoder) block(data []byte, e indexEntry) error {
 	}
 	first := true
 	for ok := d.bi.first(); ok; ok = d.bi.nextRow() {
-		r := d.bi.row()
+		r := *d.bi.row()
 		if first && e.compareFirstKey(r.Key) != 0 {
 			return corruptErr(d.name, off, errBadIndex)
 		}

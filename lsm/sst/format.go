@@ -187,7 +187,46 @@ func decodeUvarint(b []byte) (uint64, []byte, error) {
 	return v, b[n:], nil
 }
 
+// uvarintAt decodes the uvarint at b[p:]: its value and the offset after
+// it, or p < 0 if it is malformed or p already was. Rows decode field by
+// field with it, without the slices and errors of decodeUvarint.
+func uvarintAt(b []byte, p int) (uint64, int) {
+	var v uint64
+	for s := uint(0); uint(p) < uint(len(b)); s += 7 {
+		c := b[p]
+		p++
+		if c < 0x80 {
+			if s == 63 && c > 1 {
+				break // overflows 64 bits
+			}
+			return v | uint64(c)<<s, p
+		}
+		if s == 63 {
+			break
+		}
+		v |= uint64(c&0x7f) << s
+	}
+	return 0, -1
+}
+
+// varintAt is uvarintAt for a zig-zag varint.
+func varintAt(b []byte, p int) (int64, int) {
+	u, p := uvarintAt(b, p)
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x, p
+}
+
 func decodeVarint(b []byte) (int64, []byte, error) {
+	if len(b) > 0 && b[0] < 0x80 { // one byte, as a row without expiry has
+		x := int64(b[0] >> 1)
+		if b[0]&1 != 0 {
+			x = ^x
+		}
+		return x, b[1:], nil
+	}
 	v, n := binary.Varint(b)
 	if n <= 0 {
 		return 0, nil, errBadVarint

@@ -40,7 +40,7 @@ type tableIter struct {
 	ready bool       // index loaded
 
 	bi         blockIter
-	row        Row  // the last Row's
+	empty      Row  // what Row returns when the iterator is not valid
 	blk        int  // index of the block in bi, -1 if none
 	checkUpper bool // the current block may hold keys >= UpperBound
 	valid      bool
@@ -66,11 +66,10 @@ func (it *tableIter) Error() error { return it.err }
 // Row returns the current row. REQUIRES: Valid().
 func (it *tableIter) Row() *Row {
 	if it.valid {
-		it.row = it.bi.row()
-	} else {
-		it.row = Row{}
+		return it.bi.row()
 	}
-	return &it.row
+	it.empty = Row{}
+	return &it.empty
 }
 
 // Close releases the iterator's blocks; positioning it afterwards fails.

@@ -13,6 +13,7 @@ import "bytes"
 type mergingIter struct {
 	children []Iterator
 	h        []heapItem
+	at       []int // SkipKey's scratch: heap indexes of the children at its key
 	err      error
 }
 
@@ -64,7 +65,7 @@ func NewMergingIter(children []Iterator) Iterator {
 }
 
 func newMergingIter(children []Iterator) *mergingIter {
-	return &mergingIter{children: children, h: make([]heapItem, 0, len(children))}
+	return &mergingIter{children: children, h: make([]heapItem, 0, len(children)), at: make([]int, 0, len(children))}
 }
 
 // rebuild fills the heap with every valid child, after each child was
@@ -145,17 +146,70 @@ func (m *mergingIter) SkipKey(key []byte) bool {
 	if len(m.h) == 0 {
 		return false
 	}
-	// The current row is the top's, at key; a lone top's loaded key may
-	// be stale (Next does not load it), so it is not compared.
-	for first := true; len(m.h) > 0 && (first || bytes.Equal(m.h[0].key, key)); first = false {
-		top := &m.h[0]
-		if top.skip != nil {
-			m.moved(top.skip.SkipKey(key))
-		} else {
-			m.moved(stepPast(top.it, key))
+	// The children at key are the top and a subtree under it (no child's
+	// key is below its parent's); a walk level by level finds them in
+	// index order. The current row is the top's, at key; a lone top's
+	// loaded key may be stale (Next does not load it), so it is not
+	// compared.
+	at := append(m.at[:0], 0)
+	for j := 0; j < len(at); j++ {
+		for c := 2*at[j] + 1; c <= 2*at[j]+2 && c < len(m.h); c++ {
+			if bytes.Equal(m.h[c].key, key) {
+				at = append(at, c)
+			}
 		}
 	}
-	return len(m.h) > 0
+	m.at = at
+	if len(at) == 1 {
+		return m.moved(skipChild(&m.h[0], key))
+	}
+	// Several versions of key, in as many children (a key rewritten since
+	// its older versions were flushed): move them all, then sift them
+	// down, the deepest first. Their keys only grew, so each sift finds
+	// heaps below it, and the heap is whole again after one pass, where
+	// a sift from the top per version compared keys twice per level.
+	exhausted := false
+	for _, i := range at {
+		x := &m.h[i]
+		if skipChild(x, key) {
+			x.load()
+			continue
+		}
+		if err := x.it.Error(); err != nil {
+			m.err = err
+			clear(m.h)
+			m.h = m.h[:0]
+			return false
+		}
+		x.it = nil
+		exhausted = true
+	}
+	if exhausted {
+		live := m.h[:0]
+		for _, x := range m.h {
+			if x.it != nil {
+				live = append(live, x)
+			}
+		}
+		clear(m.h[len(live):])
+		m.h = live
+		for i := len(m.h)/2 - 1; i >= 0; i-- {
+			m.down(i)
+		}
+		return len(m.h) > 0
+	}
+	for j := len(at) - 1; j >= 0; j-- {
+		m.down(at[j])
+	}
+	return true
+}
+
+// skipChild moves x's child past key, with its own SkipKey if it has one.
+func skipChild(x *heapItem, key []byte) bool {
+	if x.skip != nil {
+		return x.skip.SkipKey(key)
+	}
+	return stepPast(x.it, key)
 }
 
 func (m *mergingIter) Valid() bool  { return len(m.h) > 0 }

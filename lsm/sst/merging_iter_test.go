@@ -42,7 +42,7 @@ func TestMergingIterSkipKey(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		all := sortedRows(rng, 1+rng.IntN(300), 1+rng.IntN(40))
-		nChildren := 1 + rng.IntN(5)
+		nChildren := 1 + rng.IntN(9) // up to 4 heap levels
 		parts := make([][]Row, nChildren)
 		for _, r := range all {
 			i := rng.IntN(nChildren)

@@ -301,7 +301,7 @@ func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered 
 	}
 	it := blockIterPool.Get().(*blockIter)
 	defer func() {
-		it.data, it.value = nil, nil // the pooled iterator must not pin the block
+		it.data, it.cur = nil, Row{} // the pooled iterator must not pin the block
 		blockIterPool.Put(it)
 	}()
 	if err := it.init(data); err != nil {
@@ -316,7 +316,7 @@ func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered 
 	if !bytes.Equal(it.key, key) {
 		return Row{}, false, false, nil
 	}
-	row = it.row()
+	row = *it.row()
 	row.Key = nil // it.key is the pooled iterator's buffer
 	return row, true, false, nil
 }
