@@ -79,15 +79,31 @@ func FuzzDecodeBlock(f *testing.F) {
 }
 
 // walkBlock decodes every row of a data block and seeks in it; it must not
-// panic, and a seek must land on a key >= its target.
+// panic, every row must be what refDecodeEntry reads at its offset, and a
+// seek must land on a key >= its target.
 func walkBlock(t *testing.T, b []byte) {
 	var it blockIter
 	if it.init(b) != nil {
 		return
 	}
 	var keys [][]byte
-	for ok := it.first(); ok && len(keys) < 64; ok = it.nextRow() {
-		keys = append(keys, bytes.Clone(it.key))
+	var prev []byte
+	off := 0
+	ok := it.first()
+	for ; ok && len(keys) < 64; ok = it.nextRow() {
+		want, next, good := refDecodeEntry(b[:it.restarts], off, prev)
+		if !good || next != it.next || !rowEqual(*it.row(), want) {
+			t.Fatalf("row at %d: decoded %s (next %d), the reference reads %s (next %d, ok %v)",
+				off, fmtRow(*it.row()), it.next, fmtRow(want), next, good)
+		}
+		prev = bytes.Clone(it.key)
+		keys = append(keys, prev)
+		off = it.next
+	}
+	if !ok && it.err != nil && len(keys) < 64 {
+		if _, _, good := refDecodeEntry(b[:it.restarts], off, prev); good {
+			t.Fatalf("row at %d: the decoder failed (%v) where the reference reads a row", off, it.err)
+		}
 	}
 	for _, k := range keys {
 		if it.seekGE(k) && bytes.Compare(it.key, k) < 0 {
@@ -203,4 +219,34 @@ func reseal(data []byte) []byte {
 		}
 	}
 	return d
+}
+
+// refDecodeEntry decodes the entry at off of a block's entries (the block
+// without its restart array) field by field with decodeUvarint and
+// decodeVarint, as the row decoder did before it read offsets in place:
+// the oracle the fuzzer holds blockIter.decodeAt to.
+func refDecodeEntry(entries []byte, off int, prevKey []byte) (Row, int, bool) {
+	if off >= len(entries) {
+		return Row{}, 0, false
+	}
+	b := entries[off:]
+	shared, b, err1 := decodeUvarint(b)
+	unshared, b, err2 := decodeUvarint(b)
+	vlen, b, err3 := decodeUvarint(b)
+	if err1 != nil || err2 != nil || err3 != nil || shared > uint64(len(prevKey)) || unshared > uint64(len(b)) {
+		return Row{}, 0, false
+	}
+	key := append(bytes.Clone(prevKey[:shared]), b[:unshared]...)
+	b = b[unshared:]
+	seq, b, err := decodeUvarint(b)
+	if err != nil || len(b) == 0 || b[0] > byte(KindPut) {
+		return Row{}, 0, false
+	}
+	kind := Kind(b[0])
+	expireAt, b, err := decodeVarint(b[1:])
+	if err != nil || vlen > uint64(len(b)) {
+		return Row{}, 0, false
+	}
+	next := len(entries) - len(b) + int(vlen)
+	return Row{Key: key, Seq: seq, Kind: kind, ExpireAt: expireAt, Value: b[:vlen]}, next, true
 }
