@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/stratakv/strata/blob/blobtest"
 )
@@ -108,15 +107,10 @@ func TestServerCompactorSoak(t *testing.T) {
 // detector and the other packages on two cores).
 func newCountingClient(t *testing.T, port int) *redis.Client {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{
-		Addr:                     "127.0.0.1:" + strconv.Itoa(port),
-		MaxRetries:               -1,
-		ReadTimeout:              time.Minute,
-		WriteTimeout:             time.Minute,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
+	o := clientOptions(port)
+	o.MaxRetries = -1
+	o.ReadTimeout, o.WriteTimeout = time.Minute, time.Minute
+	return newClientWith(t, o)
 }
 
 // sampleL0 reads lsm_l0_ssts from INFO every 250ms until ctx ends.

@@ -38,10 +38,22 @@ func startServer(t *testing.T, name string, args ...string) *child {
 
 func newClient(t *testing.T, port int) *redis.Client {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{
+	return newClientWith(t, clientOptions(port))
+}
+
+// clientOptions are newClient's: the server at port, no maintenance
+// notifications (a Redis Cloud feature strata does not speak).
+func clientOptions(port int) *redis.Options {
+	return &redis.Options{
 		Addr:                     "127.0.0.1:" + strconv.Itoa(port),
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	}
+}
+
+// newClientWith opens a client closed at the test's end.
+func newClientWith(t *testing.T, o *redis.Options) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(o)
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
 }

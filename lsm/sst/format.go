@@ -220,13 +220,6 @@ func varintAt(b []byte, p int) (int64, int) {
 }
 
 func decodeVarint(b []byte) (int64, []byte, error) {
-	if len(b) > 0 && b[0] < 0x80 { // one byte, as a row without expiry has
-		x := int64(b[0] >> 1)
-		if b[0]&1 != 0 {
-			x = ^x
-		}
-		return x, b[1:], nil
-	}
 	v, n := binary.Varint(b)
 	if n <= 0 {
 		return 0, nil, errBadVarint

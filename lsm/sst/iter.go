@@ -40,7 +40,7 @@ type tableIter struct {
 	ready bool       // index loaded
 
 	bi         blockIter
-	empty      Row  // what Row returns when the iterator is not valid
+	empty      Row  // what Row returns when the iterator is not valid; never written
 	blk        int  // index of the block in bi, -1 if none
 	checkUpper bool // the current block may hold keys >= UpperBound
 	valid      bool
@@ -68,7 +68,6 @@ func (it *tableIter) Row() *Row {
 	if it.valid {
 		return it.bi.row()
 	}
-	it.empty = Row{}
 	return &it.empty
 }
 
