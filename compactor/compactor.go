@@ -36,7 +36,11 @@ type Options struct {
 	// often (default 1 min, negative disables).
 	GC         GCOptions
 	GCInterval time.Duration
-	Logger     *slog.Logger
+	// Pacer, if set, makes jobs step aside while the server they run in is
+	// busy with clients (see sst.Pacer); a separate compactor process has
+	// no clients and leaves it nil.
+	Pacer  *sst.Pacer
+	Logger *slog.Logger
 }
 
 // EnsureDefaults fills unset fields with their defaults.
@@ -82,7 +86,7 @@ func (o *Options) Validate() error {
 }
 
 func (o *Options) builderOptions() sst.BuilderOptions {
-	return sst.BuilderOptions{BlockSize: o.BlockSize, Compression: o.Compression, BloomBitsPerKey: o.BloomBitsPerKey}
+	return sst.BuilderOptions{BlockSize: o.BlockSize, Compression: o.Compression, BloomBitsPerKey: o.BloomBitsPerKey, Pacer: o.Pacer}
 }
 
 // Stats add up what a Compactor did.

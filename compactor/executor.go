@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -58,6 +57,7 @@ func (c *Compactor) execute(ctx context.Context, m *manifest.Manifest, job Job) 
 	w := &outputWriter{c: c, ctx: ctx}
 	clock := m.ClockTick
 	var prev []byte
+	yield := c.opts.Pacer.Yielder()
 	for ok := merged.First(); ok; ok = merged.Next() {
 		r := *merged.Row()
 		st.RowsIn++
@@ -66,7 +66,7 @@ func (c *Compactor) execute(ctx context.Context, m *manifest.Manifest, job Job) 
 			// versions, expired, filtered) yield here, so a compaction
 			// that drops millions does not hold a processor for long
 			// either (see sst's yieldRows).
-			runtime.Gosched()
+			yield.Yield()
 		}
 		if prev != nil && bytes.Equal(r.Key, prev) {
 			continue // an older version: only the newest row per key is kept

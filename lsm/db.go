@@ -176,6 +176,7 @@ func (db *DB) recover(ctx context.Context) error {
 		FlushInterval:  db.opts.WALFlushInterval,
 		MaxObjectBytes: db.opts.WALMaxObjectBytes,
 		Compression:    db.opts.Compression,
+		Pacer:          db.opts.Pacer,
 		Logger:         db.opts.Logger,
 	})
 	db.mem, db.man = mem, man

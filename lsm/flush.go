@@ -166,6 +166,7 @@ func (db *DB) buildSST(m *memtable) ([]byte, sst.Stats, error) {
 		BlockSize:       db.opts.BlockSize,
 		BloomBitsPerKey: db.opts.BloomBitsPerKey,
 		Compression:     db.opts.Compression,
+		Pacer:           db.opts.Pacer,
 	})
 	err := m.each(func(r sst.Row) error {
 		if err := b.Add(r); err != nil {

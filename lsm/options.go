@@ -53,6 +53,11 @@ type Options struct {
 	// create-if-absent. Only safe with a single writer, ever.
 	UnsafeSkipConditionalWriteCheck bool
 
+	// Pacer, if set, makes the engine's background work (memtable flushes,
+	// WAL objects) step aside while the server it runs in is busy with
+	// clients (see sst.Pacer). Nil: it yields the cheap way.
+	Pacer *sst.Pacer
+
 	// Logger receives the engine's logs. Default: discard.
 	Logger *slog.Logger
 	// WallClock returns wall time in ms since the epoch; tests inject it.

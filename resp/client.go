@@ -124,6 +124,7 @@ func (c *client) serve() {
 		}
 		now := time.Now()
 		c.lastActive.Store(now.UnixNano())
+		c.s.pacer.Busy(now)
 		c.mark = now.Sub(monoBase)
 		c.wmu.Lock()
 		for {

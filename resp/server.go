@@ -15,6 +15,7 @@ import (
 
 	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/lsm/sst"
 )
 
 // Config configures a Server. Names follow redis-server's settings.
@@ -49,6 +50,9 @@ type Config struct {
 	Extra func() []InfoSection
 	// Shutdown is called by the SHUTDOWN command; nil: SHUTDOWN refuses.
 	Shutdown func()
+	// Pacer, if set, is told as requests arrive, so that the engine's
+	// background work sharing it steps aside for clients (see sst.Pacer).
+	Pacer *sst.Pacer
 
 	Logger *slog.Logger
 }
@@ -91,6 +95,7 @@ type Server struct {
 	db    *lsm.DB
 	store *keyspace.Store
 	log   *slog.Logger
+	pacer *sst.Pacer // fixed at New
 
 	cfgMu sync.RWMutex
 	cfg   Config
@@ -126,7 +131,7 @@ func New(db *lsm.DB, store *keyspace.Store, cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		db: db, store: store, log: cfg.Logger, cfg: cfg, ctx: ctx, cancel: cancel,
+		db: db, store: store, log: cfg.Logger, pacer: cfg.Pacer, cfg: cfg, ctx: ctx, cancel: cancel,
 		clients: make(map[uint64]*client), started: time.Now(),
 		cmdStats: make([]cmdStat, len(commandList)),
 	}

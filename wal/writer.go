@@ -50,7 +50,10 @@ type Options struct {
 	// Hedge is how long a PUT may run before an identical second one is
 	// started (see hedge.go). 0: adaptive, four times the usual PUT time
 	// and at least 50ms; negative: never hedge.
-	Hedge  time.Duration
+	Hedge time.Duration
+	// Pacer, if set, makes encoding step aside while clients are active
+	// (see sst.Pacer).
+	Pacer  *sst.Pacer
 	Logger *slog.Logger
 }
 
@@ -608,7 +611,7 @@ func (w *Writer) start() {
 	maxSeq, batches := rows.lastSeq(), rows.batches
 	go func() {
 		start := time.Now()
-		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression)
+		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression, w.opts.Pacer)
 		w.release(rows)
 		if err != nil {
 			err = fmt.Errorf("wal: encode object %d: %w", id, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/stratakv/strata/compactor"
 	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/lsm/sst"
 	"github.com/stratakv/strata/metrics"
 	"github.com/stratakv/strata/resp"
 )
@@ -287,8 +288,11 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	}
 	defer bkt.Close()
 	openCtx, cancelOpen := context.WithTimeout(ctx, time.Minute)
+	// One pacer for the server: clients' requests tell it when background
+	// work (flushes, WAL objects, compactions) should step aside.
+	pacer := new(sst.Pacer)
 	db, err := lsm.Open(openCtx, bkt, lsm.Options{BlockCacheBytes: cacheBytes, MemtableSize: memtable,
-		WALFlushInterval: walInterval, Logger: logger.With("component", "lsm")})
+		WALFlushInterval: walInterval, Pacer: pacer, Logger: logger.With("component", "lsm")})
 	cancelOpen()
 	if err != nil {
 		closeListeners()
@@ -306,7 +310,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 	defer stopBG()
 	var comp *compactor.Compactor
 	if f.compaction == "in-process" {
-		comp, err = compactor.Open(ctx, bkt, compactor.Options{Filter: keyspace.NewFilterFactory(), Logger: logger.With("component", "compactor")})
+		comp, err = compactor.Open(ctx, bkt, compactor.Options{Filter: keyspace.NewFilterFactory(), Pacer: pacer, Logger: logger.With("component", "compactor")})
 		if err != nil {
 			closeListeners()
 			db.Close()
@@ -339,6 +343,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 			return []resp.InfoSection{compactorInfo(comp), me.objstoreInfo(), diskCacheInfo(dc), journalInfo(lb)}
 		},
 		Shutdown: func() { once.Do(func() { close(shutdown) }) },
+		Pacer:    pacer,
 		Logger:   logger.With("component", "resp"),
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package sst
 
 import (
 	"math"
-	"runtime"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -25,7 +24,9 @@ func bloomProbes(bitsPerKey int) int {
 }
 
 // appendBloomFilter builds a filter block over the hashes of distinct keys.
-func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int) []byte {
+// y, if not nil, yields now and then: a filter of millions of keys takes
+// milliseconds.
+func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int, y *Yielder) []byte {
 	if len(hashes) == 0 || bitsPerKey <= 0 {
 		return dst
 	}
@@ -37,8 +38,8 @@ func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int) []byte {
 	bits := dst[start:]
 	k := bloomProbes(bitsPerKey)
 	for n, h := range hashes {
-		if n%(16*yieldRows) == 0 && n > 0 {
-			runtime.Gosched() // see yieldRows: a filter of millions of keys takes milliseconds
+		if n%(16*yieldRows) == 0 && n > 0 && y != nil {
+			y.Yield()
 		}
 		h1, h2 := uint32(h), uint32(h>>32)
 		for i := 0; i < k; i++ {
