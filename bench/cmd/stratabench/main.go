@@ -94,7 +94,13 @@ func run(args []string) int {
 		env := &Env{Out: *out, Short: *short, Log: os.Stderr, Report: newReport(e.name, e.about)}
 		fmt.Fprintf(os.Stderr, "==> %s: %s\n", e.name, e.about)
 		err := e.run(ctx, env, rest)
-		if werr := env.Report.Write(*out, os.Stdout); werr != nil && err == nil {
+		dir := *out
+		if err != nil {
+			// A failed run (a bad flag, -h, an interrupted experiment) prints
+			// what it has but leaves the last good results in place.
+			dir = ""
+		}
+		if werr := env.Report.Write(dir, os.Stdout); werr != nil && err == nil {
 			err = werr
 		}
 		if err != nil {

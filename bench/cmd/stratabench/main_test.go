@@ -32,3 +32,24 @@ func TestSplitCommonFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRunKeepsResults: an experiment that fails (here at its flags,
+// as `stratabench matrix -h` does) leaves the results of the last good run
+// alone. It used to overwrite matrix.md with an empty report.
+func TestFailedRunKeepsResults(t *testing.T) {
+	dir := t.TempDir()
+	good := []byte("## matrix\n\nthe last good run\n")
+	if err := os.WriteFile(dir+"/matrix.md", good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"matrix", "-out", dir, "-no-such-flag"}); code == 0 {
+		t.Fatal("a run with a bad flag succeeded")
+	}
+	got, err := os.ReadFile(dir + "/matrix.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(good) {
+		t.Fatalf("matrix.md overwritten by a failed run:\n%s", got)
+	}
+}

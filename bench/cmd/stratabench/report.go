@@ -158,9 +158,13 @@ type reverseScale struct{}
 
 func (reverseScale) Normalize(min, max, x float64) float64 { return (max - x) / (max - min) }
 
-// Write prints the tables to w and saves <name>.md and the charts in dir.
+// Write prints the tables to w and saves <name>.md and the charts in dir;
+// an empty dir saves nothing.
 func (r *Report) Write(dir string, w io.Writer) error {
 	var md strings.Builder
+	if dir == "" {
+		r.charts = nil // nowhere to save them
+	}
 	fmt.Fprintf(&md, "## %s\n\n%s. Run %s, took %v.\n\n", r.name, r.about,
 		r.started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(r.started).Round(time.Second))
 	for _, p := range r.parts {
@@ -178,6 +182,9 @@ func (r *Report) Write(dir string, w io.Writer) error {
 	}
 	if _, err := io.WriteString(w, md.String()); err != nil {
 		return err
+	}
+	if dir == "" {
+		return nil
 	}
 	return os.WriteFile(filepath.Join(dir, r.name+".md"), []byte(md.String()), 0o644)
 }
