@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-
 	"github.com/stratakv/strata/blob/blobtest"
 )
 
@@ -44,9 +41,9 @@ func TestServerNeverShowsCredentials(t *testing.T) {
 	if err := srv.waitFor("ready to accept connections", 60*time.Second); err != nil {
 		t.Fatalf("%v\n%s", err, srv.tail(20))
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Password: requirePass,
-		MaxRetries: -1, MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
-	defer rdb.Close()
+	o := clientOptions(port)
+	o.Password, o.MaxRetries = requirePass, -1
+	rdb := newClientWith(t, o)
 	ctx := context.Background()
 	for i := range 50 {
 		if err := rdb.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {

@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-
 	"github.com/stratakv/strata/blob/blobtest"
 	"github.com/stratakv/strata/resp/resptest"
 )
@@ -40,12 +37,10 @@ func TestServerTLS(t *testing.T) {
 		t.Errorf("startup line %q, want port=0 tls_port=%d", line, tlsPort)
 	}
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{
-		Addr: "127.0.0.1:" + strconv.Itoa(tlsPort), MaxRetries: -1,
-		TLSConfig:                &tls.Config{RootCAs: certs.CAPool, Certificates: []tls.Certificate{certs.Client}, ServerName: "localhost"},
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
-	defer rdb.Close()
+	o := clientOptions(tlsPort)
+	o.MaxRetries = -1
+	o.TLSConfig = &tls.Config{RootCAs: certs.CAPool, Certificates: []tls.Certificate{certs.Client}, ServerName: "localhost"}
+	rdb := newClientWith(t, o)
 	if err := rdb.Set(ctx, "k", "secure", 0).Err(); err != nil {
 		t.Fatalf("SET over TLS: %v", err)
 	}

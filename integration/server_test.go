@@ -156,9 +156,9 @@ func TestServerConfigFile(t *testing.T) {
 	if err := rdb.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 		t.Fatalf("PING without AUTH: %v, want NOAUTH (requirepass from the file)", err)
 	}
-	authed := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(flagPort), Password: "s3cret",
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}})
-	defer authed.Close()
+	o := clientOptions(flagPort)
+	o.Password = "s3cret"
+	authed := newClientWith(t, o)
 	got, err := authed.ConfigGet(ctx, "appendfsync").Result()
 	if err != nil || got["appendfsync"] != "everysec" {
 		t.Fatalf("CONFIG GET appendfsync = %v, %v; want everysec from the file", got, err)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/stratakv/strata/blob/blobtest"
 )
@@ -267,17 +266,14 @@ type topoPush struct {
 const topoKeys = 100 // string keys per writer
 
 func newTopoWriter(t *testing.T, id, port int, r *rand.Rand) *topoWriter {
-	rdb := redis.NewClient(&redis.Options{
-		Addr:       "127.0.0.1:" + strconv.Itoa(port),
-		MaxRetries: -1, // never resend: an INCR could apply twice
-		PoolSize:   1,
-		// Writes wait while MinIO is down (the WAL retries its PUTs), for
-		// longer than go-redis' default 3s.
-		ReadTimeout:              60 * time.Second,
-		DialTimeout:              2 * time.Second,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
-	t.Cleanup(func() { rdb.Close() })
+	o := clientOptions(port)
+	o.MaxRetries = -1 // never resend: an INCR could apply twice
+	o.PoolSize = 1
+	// Writes wait while MinIO is down (the WAL retries its PUTs), for
+	// longer than go-redis' default 3s.
+	o.ReadTimeout = 60 * time.Second
+	o.DialTimeout = 2 * time.Second
+	rdb := newClientWith(t, o)
 	return &topoWriter{t: t, id: id, rdb: rdb, r: r, strs: map[string]string{}}
 }
 
