@@ -124,7 +124,7 @@ func (c *client) serve() {
 		}
 		now := time.Now()
 		c.lastActive.Store(now.UnixNano())
-		c.s.pacer.Busy(now)
+		c.s.pacer.MarkBusy(now)
 		c.mark = now.Sub(monoBase)
 		c.wmu.Lock()
 		for {

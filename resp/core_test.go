@@ -18,6 +18,7 @@ import (
 	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
+	"github.com/stratakv/strata/lsm/sst"
 	"github.com/stratakv/strata/resp/resptest"
 )
 
@@ -668,5 +669,21 @@ func TestGracefulClose(t *testing.T) {
 	})
 	if n == 0 {
 		t.Fatal("nothing acknowledged")
+	}
+}
+
+// TestRequestsMarkPacerBusy: a client's requests tell the server's Pacer
+// the foreground is busy, which is what makes background builds step aside
+// (sst.Pacer); a connection that has sent nothing does not.
+func TestRequestsMarkPacerBusy(t *testing.T) {
+	p := new(sst.Pacer)
+	ts := startServer(t, Config{Pacer: p})
+	c := resptest.Dial(t, ts.addr)
+	if p.Busy(time.Now()) {
+		t.Fatal("the Pacer is busy before any request")
+	}
+	do(t, c, "+PONG\r\n", "PING")
+	if !p.Busy(time.Now()) {
+		t.Fatal("the Pacer is not busy right after a request")
 	}
 }

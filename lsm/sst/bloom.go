@@ -24,7 +24,7 @@ func bloomProbes(bitsPerKey int) int {
 }
 
 // appendBloomFilter builds a filter block over the hashes of distinct keys.
-// y, if not nil, yields now and then: a filter of millions of keys takes
+// It yields through y now and then: a filter of millions of keys takes
 // milliseconds.
 func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int, y *Yielder) []byte {
 	if len(hashes) == 0 || bitsPerKey <= 0 {
@@ -38,7 +38,7 @@ func appendBloomFilter(dst []byte, hashes []uint64, bitsPerKey int, y *Yielder) 
 	bits := dst[start:]
 	k := bloomProbes(bitsPerKey)
 	for n, h := range hashes {
-		if n%(16*yieldRows) == 0 && n > 0 && y != nil {
+		if n%(16*yieldRows) == 0 && n > 0 {
 			y.Yield()
 		}
 		h1, h2 := uint32(h), uint32(h>>32)

@@ -14,7 +14,7 @@ func TestBloomFalsePositiveRate(t *testing.T) {
 	for i := range n {
 		hashes = append(hashes, bloomHash(fmt.Appendf(nil, "present-%d", i)))
 	}
-	f, err := parseBloomFilter(appendBloomFilter(nil, hashes, 10, nil))
+	f, err := parseBloomFilter(appendBloomFilter(nil, hashes, 10, &Yielder{}))
 	if err != nil {
 		t.Fatal(err)
 	}

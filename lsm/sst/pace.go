@@ -20,7 +20,7 @@ import (
 // the work back. But a sleep on an idle processor lasts a whole millisecond
 // (the network poll waits in milliseconds), which made a lone build 45-60%
 // slower. So the work sleeps only while the foreground is busy, which the
-// server tells the Pacer as requests arrive, and then only once per
+// server tells the Pacer (MarkBusy) as requests arrive, and then only once per
 // paceEvery of running.
 //
 // A nil *Pacer is valid: its work always yields the cheap way.
@@ -48,10 +48,10 @@ const (
 	pauseFor  = 20 * time.Microsecond
 )
 
-// Busy tells the Pacer the foreground was busy at now (a request arrived).
-// It is meant for every request and costs a load, and a store only once per
-// busyWindow/64.
-func (p *Pacer) Busy(now time.Time) {
+// MarkBusy tells the Pacer the foreground was busy at now (a request
+// arrived). It is meant for every request and costs a load, and a store only
+// once per busyWindow/64.
+func (p *Pacer) MarkBusy(now time.Time) {
 	if p == nil {
 		return
 	}
@@ -61,8 +61,14 @@ func (p *Pacer) Busy(now time.Time) {
 	}
 }
 
-// busyNear reports whether the foreground was busy within busyWindow of
-// t (ns since paceBase).
+// Busy reports whether background work pacing itself at now would pause:
+// the foreground marked itself busy within busyWindow. False for a nil
+// Pacer.
+func (p *Pacer) Busy(now time.Time) bool {
+	return p != nil && p.busyNear(int64(now.Sub(paceBase)))
+}
+
+// busyNear is Busy at t, in ns since paceBase.
 func (p *Pacer) busyNear(t int64) bool {
 	b := p.busyAt.Load()
 	return b != 0 && t-b <= int64(busyWindow)

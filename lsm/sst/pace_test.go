@@ -10,7 +10,10 @@ import (
 // never otherwise.
 func TestYielderPausesOnlyWhileBusy(t *testing.T) {
 	var nilPacer *Pacer
-	nilPacer.Busy(time.Now()) // a nil Pacer ignores the foreground
+	nilPacer.MarkBusy(time.Now()) // a nil Pacer ignores the foreground
+	if nilPacer.Busy(time.Now()) {
+		t.Fatal("a nil Pacer is busy")
+	}
 	y := nilPacer.Yielder()
 	y.Yield()
 	if y.running != 0 {
@@ -24,7 +27,7 @@ func TestYielderPausesOnlyWhileBusy(t *testing.T) {
 		t.Fatalf("pacing with no foreground activity ever: running=%d", y.running)
 	}
 
-	p.Busy(time.Now())
+	p.MarkBusy(time.Now())
 	y.Yield()
 	if y.running == 0 {
 		t.Fatal("a busy foreground did not start the pacing clock")
@@ -36,7 +39,7 @@ func TestYielderPausesOnlyWhileBusy(t *testing.T) {
 	}
 
 	// paceEvery of running later, the yield sleeps and restarts the clock.
-	p.Busy(time.Now())
+	p.MarkBusy(time.Now())
 	y.running -= int64(paceEvery)
 	before := y.running
 	t0 := time.Now()
@@ -62,22 +65,22 @@ func TestYielderPausesOnlyWhileBusy(t *testing.T) {
 func TestPacerBusyThrottlesStores(t *testing.T) {
 	p := new(Pacer)
 	t0 := paceBase.Add(time.Hour)
-	p.Busy(t0)
+	p.MarkBusy(t0)
 	if got := p.busyAt.Load(); got != int64(time.Hour) {
 		t.Fatalf("busyAt = %d, want %d", got, int64(time.Hour))
 	}
-	p.Busy(t0.Add(busyWindow / 128))
+	p.MarkBusy(t0.Add(busyWindow / 128))
 	if got := p.busyAt.Load(); got != int64(time.Hour) {
 		t.Fatalf("a mark within busyWindow/64 moved busyAt to %d", got)
 	}
-	p.Busy(t0.Add(busyWindow / 32))
+	p.MarkBusy(t0.Add(busyWindow / 32))
 	if got := p.busyAt.Load(); got != int64(time.Hour+busyWindow/32) {
 		t.Fatalf("busyAt = %d, want %d", got, int64(time.Hour+busyWindow/32))
 	}
-	if !p.busyNear(int64(time.Hour + busyWindow)) {
+	if !p.Busy(t0.Add(busyWindow)) {
 		t.Fatal("not busy within busyWindow of the last mark")
 	}
-	if p.busyNear(int64(time.Hour + busyWindow/32 + busyWindow + 1)) {
+	if p.Busy(t0.Add(busyWindow/32 + busyWindow + 1)) {
 		t.Fatal("busy past busyWindow after the last mark")
 	}
 }
