@@ -162,15 +162,16 @@ func (reverseScale) Normalize(min, max, x float64) float64 { return (max - x) / 
 // an empty dir saves nothing.
 func (r *Report) Write(dir string, w io.Writer) error {
 	var md strings.Builder
+	charts := r.charts
 	if dir == "" {
-		r.charts = nil // nowhere to save them
+		charts = nil // nowhere to save them
 	}
 	fmt.Fprintf(&md, "## %s\n\n%s. Run %s, took %v.\n\n", r.name, r.about,
 		r.started.UTC().Format("2006-01-02 15:04 UTC"), time.Since(r.started).Round(time.Second))
 	for _, p := range r.parts {
 		md.WriteString(p + "\n")
 	}
-	for _, c := range r.charts {
+	for _, c := range charts {
 		h := c.h
 		if h == 0 {
 			h = 4.5 * vg.Inch
