@@ -1,9 +1,11 @@
 package keyspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stratakv/strata/blob"
@@ -129,5 +131,82 @@ func TestStringsAndKeys(t *testing.T) {
 	}
 	if n, err := s.DBSize(ctx, 0); err != nil || n != 0 {
 		t.Fatalf("dbsize after flushdb = %d, %v", n, err)
+	}
+}
+
+// TestWarmMembersRows: the rows WarmMembers warms are the very rows the
+// member commands read (a wrong key would warm nothing and cost a lookup):
+// the field of a hash, the member of a set, the member row of a sorted set,
+// in the collection's current version and database, present or not; keys
+// holding no hash, set or sorted set are skipped, and what does not fit
+// the budget is left out.
+func TestWarmMembersRows(t *testing.T) {
+	ctx := context.Background()
+	s, db := openTestStore(t)
+	b := func(v string) []byte { return []byte(v) }
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.HSet(ctx, 0, b("h"), [2][]byte{b("f"), b("hv")}))
+	must(s.SAdd(ctx, 0, b("s"), b("m")))
+	must(s.ZAdd(ctx, 0, b("z"), ZAddOptions{}, ZMember{Score: 2.5, Member: b("zm")}))
+	must(s.RPush(ctx, 0, b("l"), b("x")))
+	_, _, _, err := s.Set(ctx, 0, b("str"), b("v"), SetOptions{})
+	must(nil, err)
+	must(s.HSet(ctx, 3, b("h"), [2][]byte{b("f"), b("db3")}))
+
+	keys := [][]byte{b("h"), b("h"), b("str"), b("s"), b("l"), b("absent"), b("z"), b("z")}
+	members := [][]byte{b("f"), b("nofield"), b("f"), b("m"), b("x"), b("f"), b("zm"), b("nomember")}
+	want := func(db int, key []byte, typ Type, suffix []byte) []byte {
+		t.Helper()
+		c, ok, err := s.openCollection(ctx, db, key, typ, false)
+		if err != nil || !ok {
+			t.Fatalf("open %s: %v %v", key, ok, err)
+		}
+		return c.elem(suffix)
+	}
+	wantRows := [][]byte{
+		want(0, b("h"), TypeHash, b("f")), want(0, b("h"), TypeHash, b("nofield")),
+		want(0, b("s"), TypeSet, b("m")),
+		want(0, b("z"), TypeZSet, memberSuffix(b("zm"))), want(0, b("z"), TypeZSet, memberSuffix(b("nomember"))),
+	}
+	rows := s.memberRows(0, keys, members, make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys))
+	if len(rows) != len(wantRows) {
+		t.Fatalf("%d rows, want %d: %q", len(rows), len(wantRows), rows)
+	}
+	for i := range rows {
+		if !bytes.Equal(rows[i], wantRows[i]) {
+			t.Errorf("row %d = %q, want %q", i, rows[i], wantRows[i])
+		}
+	}
+	// The rows of present members hold what the commands read.
+	for i, v := range map[int]string{0: "hv", 2: ""} {
+		if got, err := db.Get(ctx, rows[i]); err != nil || string(got) != v {
+			t.Errorf("row %d holds %q, %v; want %q", i, got, err, v)
+		}
+	}
+	if _, err := db.Get(ctx, rows[1]); !errors.Is(err, lsm.ErrNotFound) {
+		t.Errorf("absent field's row: %v", err)
+	}
+	// Another database has its own rows.
+	if rows := s.memberRows(3, keys[:1], members[:1], make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != 1 || !bytes.Equal(rows[0], want(3, b("h"), TypeHash, b("f"))) {
+		t.Errorf("db 3 rows %q", rows)
+	}
+	// The budgets: no more rows than the slice holds, none past the bytes.
+	many := slices.Repeat([][]byte{b("h")}, 3*WarmKeys)
+	manyMembers := slices.Repeat([][]byte{b("f")}, 3*WarmKeys)
+	if rows := s.memberRows(0, many, manyMembers, make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != WarmKeys {
+		t.Errorf("%d rows for %d commands, want at most %d", len(rows), len(many), WarmKeys)
+	}
+	long := [][]byte{bytes.Repeat(b("f"), warmBytes), b("f")}
+	if rows := s.memberRows(0, many[:2], long, make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != 0 {
+		t.Errorf("a member over the budget warmed %d rows (stops at it)", len(rows))
+	}
+	s.WarmMembers(0, keys, members) // and the real thing changes nothing
+	if v, ok, err := s.HGet(ctx, 0, b("h"), b("f")); err != nil || !ok || string(v) != "hv" {
+		t.Errorf("HGET after warming = %q, %v, %v", v, ok, err)
 	}
 }

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,6 +84,54 @@ func (s *Store) WarmMeta(db int, keys [][]byte) {
 		n++
 	}
 	s.db.Warm(mks[:n])
+}
+
+// WarmMembers is WarmMeta for commands on one member of a hash, set or
+// sorted set each (HSET key field ..., SADD key member, ZSCORE key member):
+// the rows of members[i] in the collection at keys[i] are warmed together.
+// Finding a row's key takes its collection's metadata, read once for a
+// run of commands on one key (a pipeline on a big hash); keys that hold
+// no such collection are skipped. It changes nothing.
+func (s *Store) WarmMembers(db int, keys, members [][]byte) {
+	if s.tx != nil || checkDB(db) != nil {
+		return
+	}
+	var buf [warmBytes]byte
+	var rows [WarmKeys][]byte
+	s.db.Warm(s.memberRows(db, keys, members, buf[:0], rows[:0]))
+}
+
+// memberRows appends to rows the engine keys of the rows WarmMembers
+// warms, encoded in b's spare capacity: as many as fit.
+func (s *Store) memberRows(db int, keys, members [][]byte, b []byte, rows [][]byte) [][]byte {
+	var pbuf [64]byte
+	gen := s.gen(db)
+	var prefix, last []byte
+	var zset bool
+	for i, k := range keys {
+		if i == 0 || !bytes.Equal(k, last) {
+			last, prefix = k, nil
+			m, ok, _, err := s.readMeta(context.Background(), gen, k)
+			if kind, coll := elementKind(m.Type); err == nil && ok && coll && m.Type != TypeList {
+				prefix = appendElementPrefix(pbuf[:0], kind, gen, k, m.Version)
+				zset = m.Type == TypeZSet
+			}
+		}
+		if prefix == nil {
+			continue
+		}
+		if len(rows) == cap(rows) || len(b)+len(prefix)+1+len(members[i]) > cap(b) {
+			break
+		}
+		start := len(b)
+		b = append(b, prefix...)
+		if zset {
+			b = append(b, zsetMemberTag)
+		}
+		b = append(b, members[i]...)
+		rows = append(rows, b[start:])
+	}
+	return rows
 }
 
 // WarmKeys is how many keys one WarmMeta looks at.

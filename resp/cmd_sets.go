@@ -5,15 +5,15 @@ import (
 )
 
 var setCommands = []*command{
-	{name: "sadd", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdSAdd,
+	{name: "sadd", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, member: 2, handler: cmdSAdd,
 		group: "set", summary: "Adds one or more members to a set. Creates the key if it doesn't exist."},
-	{name: "srem", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, handler: cmdSRem,
+	{name: "srem", arity: -3, flags: flagWrite | flagFast, first: 1, last: 1, step: 1, member: 2, handler: cmdSRem,
 		group: "set", summary: "Removes one or more members from a set. Deletes the set if the last member was removed."},
 	{name: "smembers", arity: 2, flags: flagReadonly, first: 1, last: 1, step: 1, handler: cmdSMembers,
 		group: "set", summary: "Returns all members of a set."},
-	{name: "sismember", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdSIsMember,
+	{name: "sismember", arity: 3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, member: 2, handler: cmdSIsMember,
 		group: "set", summary: "Determines whether a member belongs to a set."},
-	{name: "smismember", arity: -3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdSMIsMember,
+	{name: "smismember", arity: -3, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, member: 2, handler: cmdSMIsMember,
 		group: "set", summary: "Determines whether multiple members belong to a set."},
 	{name: "scard", arity: 2, flags: flagReadonly | flagFast, first: 1, last: 1, step: 1, handler: cmdSCard,
 		group: "set", summary: "Returns the number of members in a set."},

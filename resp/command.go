@@ -41,7 +41,11 @@ type command struct {
 	first, last, step int
 	// keys, when set, finds the keys of commands whose positions depend on
 	// their arguments (ZUNIONSTORE numkeys, ...).
-	keys    func(args [][]byte) [][]byte
+	keys func(args [][]byte) [][]byte
+	// member is the position of the member argument of a command on one
+	// member of a hash, set or sorted set (HSET key field: 2), else 0: a
+	// pipeline of them has those rows warmed (keyspace.Store.WarmMembers).
+	member  int
 	handler func(c *call)
 	summary string // COMMAND DOCS
 	group   string // COMMAND DOCS: string, list, ...

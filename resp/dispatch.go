@@ -42,36 +42,58 @@ func (c *client) execute(args [][]byte) {
 			return
 		}
 		if cmd.first == 1 && len(args) > 1 {
-			c.warmKeys(args)
+			c.warmKeys(cmd, args)
 		}
 		c.run(cmd, args, s.store, false)
 	})
 }
 
-// warmKeys, run before a command whose first argument is a key, asks the
+// warmKeys, run before cmd when its first argument is a key, asks the
 // store to warm that key's metadata and that of the keys of the commands
 // buffered right behind it, when there are some (a pipeline), so that
 // their cache misses overlap (keyspace.Store.WarmMeta) instead of each
-// command waiting for its own. The commands it covered do not ask again.
-func (c *client) warmKeys(args [][]byte) {
+// command waiting for its own. When the pipeline opens with commands on
+// one member of a hash, set or sorted set each (HSET, SADD, ZSCORE...),
+// their member rows are warmed too (keyspace.Store.WarmMembers): the
+// lookup of a random field of a big hash waited on three cache misses in
+// a row, a fifth of a pipelined HSET's CPU. The commands it covered do
+// not ask again.
+func (c *client) warmKeys(cmd *command, args [][]byte) {
 	if c.unwarmed > 0 {
 		c.unwarmed--
 		return
 	}
-	var keys [keyspace.WarmKeys][]byte
+	var keys, members [keyspace.WarmKeys][]byte
 	keys[0] = args[1]
-	n := 1 + c.rd.peekKeys(keys[1:], keyedFirst)
-	if n > 1 {
-		c.s.store.WarmMeta(c.db, keys[:n])
-		c.unwarmed = n - 1
+	if cmd.member > 0 && cmd.member < len(args) {
+		members[0] = args[cmd.member]
+	}
+	n := 1 + c.rd.peekKeys(keys[1:], members[1:], warmArgs)
+	if n == 1 {
+		return
+	}
+	c.s.store.WarmMeta(c.db, keys[:n])
+	c.unwarmed = n - 1
+	// The run of member commands the pipeline opens with: most pipelines
+	// repeat one command.
+	k := 0
+	for k < n && members[k] != nil {
+		k++
+	}
+	if k > 1 {
+		c.s.store.WarmMembers(c.db, keys[:k], members[:k])
 	}
 }
 
-// keyedFirst reports whether the command called name takes a key as its
-// first argument.
-func keyedFirst(name []byte) bool {
+// warmArgs reports whether the command called name takes a key as its
+// first argument, and the position of its member argument if it is a
+// command on one member of a collection (else 0).
+func warmArgs(name []byte) (keyed bool, member int) {
 	cmd := lookup(name)
-	return cmd != nil && cmd.first == 1
+	if cmd == nil || cmd.first != 1 {
+		return false, 0
+	}
+	return true, cmd.member
 }
 
 // refusal is the error the dispatcher answers cmd with instead of running

@@ -100,10 +100,12 @@ func (rd *reader) buffered() (args [][]byte, ok bool, err error) {
 
 // peekKeys fills keys with the first arguments of the commands buffered
 // after the command returned last, in order, while they are whole RESP
-// multibulks of two arguments or more whose name keyed accepts, and returns
-// how many it found. It consumes nothing, and the keys point into the
-// buffer: valid until the next call that returns a command.
-func (rd *reader) peekKeys(keys [][]byte, keyed func(name []byte) bool) int {
+// multibulks of two arguments or more whose name args calls keyed, and
+// returns how many it found. members[i] is the argument of command i at the
+// member position args gives for its name, or nil. It consumes nothing,
+// and the arguments point into the buffer: valid until the next call that
+// returns a command.
+func (rd *reader) peekKeys(keys, members [][]byte, args func(name []byte) (keyed bool, member int)) int {
 	b := rd.buf[rd.start:rd.end]
 	n := 0
 	for n < len(keys) {
@@ -112,17 +114,26 @@ func (rd *reader) peekKeys(keys [][]byte, keyed func(name []byte) bool) int {
 			return n
 		}
 		name, rest, ok := peekBulk(rest)
-		if !ok || !keyed(name) {
+		if !ok {
+			return n
+		}
+		keyed, m := args(name)
+		if !keyed {
 			return n
 		}
 		key, rest, ok := peekBulk(rest)
+		var member []byte
 		for i := 2; ok && i < nargs; i++ {
-			_, rest, ok = peekBulk(rest)
+			var arg []byte
+			arg, rest, ok = peekBulk(rest)
+			if i == m {
+				member = arg
+			}
 		}
 		if !ok {
 			return n
 		}
-		keys[n] = key
+		keys[n], members[n] = key, member
 		n++
 		b = rest
 	}

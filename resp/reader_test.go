@@ -168,9 +168,12 @@ func multibulk(dst []byte, args [][]byte) []byte {
 // TestReaderPeekKeys: the first arguments of the keyed commands buffered
 // behind the command returned last, in any letter case, up to the first
 // frame that is not a whole RESP command the filter accepts, without
-// consuming anything.
+// consuming anything; and for commands on one member of a collection, that
+// member ("-": none).
 func TestReaderPeekKeys(t *testing.T) {
 	cmd := func(args ...string) string { return string(resptest.AppendCommand(nil, args...)) }
+	memberCmds := cmd("HSET", "h", "f", "v") + cmd("sadd", "s", "m", "n") + cmd("ZADD", "z", "1", "zm") +
+		cmd("ZINCRBY", "z", "2", "zi") + cmd("GET", "a") + cmd("HGET", "h", "g") + cmd("HSET", "h")
 	for _, tc := range []struct {
 		name, buffered string
 		want           []string
@@ -189,6 +192,7 @@ func TestReaderPeekKeys(t *testing.T) {
 		{"a key holding a frame", cmd("GET", cmd("GET", "x")) + cmd("GET", "y"), []string{cmd("GET", "x"), "y"}},
 		{"at most len(keys)", strings.Repeat(cmd("GET", "k"), 20), slices.Repeat([]string{"k"}, 16)},
 		{"nothing buffered", "", nil},
+		{"members", memberCmds, []string{"h", "s", "z", "z", "a", "h", "h"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := cmd("GET", "first") + tc.buffered
@@ -197,13 +201,29 @@ func TestReaderPeekKeys(t *testing.T) {
 			if err != nil || string(first[1]) != "first" {
 				t.Fatalf("%q %v", first, err)
 			}
-			keys := make([][]byte, 16)
-			var got []string
-			for _, k := range keys[:rd.peekKeys(keys, keyedFirst)] {
+			keys, members := make([][]byte, 16), make([][]byte, 16)
+			var got, gotMembers []string
+			n := rd.peekKeys(keys, members, warmArgs)
+			for i, k := range keys[:n] {
 				got = append(got, string(k))
+				if members[i] == nil {
+					gotMembers = append(gotMembers, "-")
+				} else {
+					gotMembers = append(gotMembers, string(members[i]))
+				}
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("peeked %q, want %q", got, tc.want)
+			}
+			wantMembers := slices.Repeat([]string{"-"}, len(got))
+			switch tc.name {
+			case "keyed commands":
+				wantMembers = []string{"-", "-", "-", "f"}
+			case "members":
+				wantMembers = []string{"f", "m", "zm", "zi", "-", "g", "-"}
+			}
+			if !slices.Equal(gotMembers, wantMembers) {
+				t.Errorf("peeked members %q, want %q", gotMembers, wantMembers)
 			}
 			// Nothing was consumed: the reader returns every command after
 			// the first, as it would have without the peek.

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/stratakv/strata/resp/resptest"
 )
 
 // What the corpus scripts (testdata/strings.txt, keys.txt) cannot show:
@@ -537,6 +540,75 @@ func TestPipelinedGets(t *testing.T) {
 		}
 		if got != want[i] {
 			t.Errorf("GET %d (%v) = %q, want %q", i, cmd.Args(), got, want[i])
+		}
+	}
+}
+
+// TestPipelinedMemberCommands: a pipeline of commands on members of
+// hashes, sets and sorted sets, whose member rows the server warms as a
+// group first (client.warmKeys, keyspace.Store.WarmMembers), answers
+// byte for byte as the same commands sent one at a time to a second server
+// do: through keys of the wrong type, a collection deleted and made again
+// as another type mid-pipeline, members too long for the warm's budget,
+// more commands than one warm covers, and a SELECT.
+func TestPipelinedMemberCommands(t *testing.T) {
+	var cmds [][]string
+	add := func(args ...string) { cmds = append(cmds, args) }
+	long := strings.Repeat("m", 3000)
+	add("SET", "str", "v")
+	add("RPUSH", "list", "a")
+	for i := range 40 { // several warmed groups, from the first command on
+		add("HSET", "h", fmt.Sprintf("f%d", i%13), fmt.Sprint(i))
+		add("SADD", "s", fmt.Sprintf("m%d", i%11))
+		add("ZADD", "z", fmt.Sprint(i), fmt.Sprintf("z%d", i%7))
+	}
+	for i := range 20 {
+		add("HGET", "h", fmt.Sprintf("f%d", i))
+		add("SISMEMBER", "s", fmt.Sprintf("m%d", i))
+		add("ZSCORE", "z", fmt.Sprintf("z%d", i))
+		add("ZINCRBY", "z", "1.5", fmt.Sprintf("z%d", i))
+		add("HINCRBY", "h", fmt.Sprintf("n%d", i%3), "2")
+	}
+	for _, k := range []string{"str", "list", "absent"} {
+		add("HSET", k, "f", "v")
+		add("SADD", k, "m")
+		add("ZSCORE", k, "m")
+		add("HGET", k, "f")
+	}
+	add("DEL", "h")
+	add("SADD", "h", "f1")
+	add("HGET", "h", "f1")
+	add("SISMEMBER", "h", "f1")
+	add("HSET", "h2", long, "v")
+	add("HGET", "h2", long)
+	add("SADD", "s", long)
+	add("SISMEMBER", "s", long)
+	add("ZADD", "z", "9", long)
+	add("ZSCORE", "z", long)
+	add("HDEL", "h2", long)
+	add("HEXISTS", "h2", long)
+	add("SELECT", "1")
+	add("HSET", "h", "f1", "other")
+	add("HGET", "h", "f1")
+	add("SISMEMBER", "s", "m1")
+
+	piped := startServer(t, Config{})
+	c := resptest.Dial(t, piped.addr)
+	var buf []byte
+	for _, args := range cmds {
+		buf = resptest.AppendCommand(buf, args...)
+	}
+	c.SendRaw(buf)
+	got := make([][]byte, len(cmds))
+	for i := range cmds {
+		got[i] = c.ReadReply()
+	}
+
+	oneByOne := startServer(t, Config{})
+	d := resptest.Dial(t, oneByOne.addr)
+	for i, args := range cmds {
+		if want := d.Do(args...); !bytes.Equal(got[i], want) {
+			t.Errorf("%q pipelined = %q, alone = %q", args, got[i], want)
 		}
 	}
 }
