@@ -367,9 +367,8 @@ func (w *Writer) wake() {
 func (w *Writer) loop() {
 	defer close(w.done)
 	var lastStart time.Time
-	timer := time.NewTimer(time.Hour) // a rejoin wait's, or an overlap's
-	timer.Stop()
-	defer timer.Stop()
+	timer := newShortTimer() // a rejoin wait's, or an overlap's
+	defer timer.Close()
 	for {
 		w.mu.Lock()
 		idle := w.pending.len() == 0
