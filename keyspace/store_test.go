@@ -205,6 +205,22 @@ func TestWarmMembersRows(t *testing.T) {
 	if rows := s.memberRows(0, many[:2], long, make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != 0 {
 		t.Errorf("a member over the budget warmed %d rows (stops at it)", len(rows))
 	}
+	// A hint reads no SST and counts no read: a collection whose metadata
+	// left the memtable taking writes is skipped.
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gets := db.Metrics().Gets
+	if rows := s.memberRows(0, keys, members, make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != 0 {
+		t.Errorf("after a flush, %d rows warmed from flushed metadata", len(rows))
+	}
+	if n := db.Metrics().Gets - gets; n != 0 {
+		t.Errorf("memberRows made %d engine reads", n)
+	}
+	must(s.HSet(ctx, 0, b("h"), [2][]byte{b("g"), b("new")}))
+	if rows := s.memberRows(0, keys[:1], members[:1], make([]byte, 0, warmBytes), make([][]byte, 0, WarmKeys)); len(rows) != 1 || !bytes.Equal(rows[0], want(0, b("h"), TypeHash, b("f"))) {
+		t.Errorf("a hash written again after the flush: rows %q", rows)
+	}
 	s.WarmMembers(0, keys, members) // and the real thing changes nothing
 	if v, ok, err := s.HGet(ctx, 0, b("h"), b("f")); err != nil || !ok || string(v) != "hv" {
 		t.Errorf("HGET after warming = %q, %v, %v", v, ok, err)

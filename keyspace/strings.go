@@ -102,17 +102,24 @@ func (s *Store) WarmMembers(db int, keys, members [][]byte) {
 }
 
 // memberRows appends to rows the engine keys of the rows WarmMembers
-// warms, encoded in b's spare capacity: as many as fit.
+// warms, encoded in b's spare capacity: as many as fit. A collection's
+// metadata is read from the memtable taking writes only (lsm.DB.ViewWarm):
+// DB.Warm warms nothing else, and a metadata row elsewhere means none of the
+// collection's rows was written since that memtable began.
 func (s *Store) memberRows(db int, keys, members [][]byte, b []byte, rows [][]byte) [][]byte {
-	var pbuf [64]byte
+	var pbuf, mbuf [64]byte
 	gen := s.gen(db)
 	var prefix, last []byte
 	var zset bool
 	for i, k := range keys {
 		if i == 0 || !bytes.Equal(k, last) {
 			last, prefix = k, nil
-			m, ok, _, err := s.readMeta(context.Background(), gen, k)
-			if kind, coll := elementKind(m.Type); err == nil && ok && coll && m.Type != TypeList {
+			var m Meta
+			var err error
+			if !s.db.ViewWarm(appendMetaKey(mbuf[:0], gen, k), func(v []byte) { m, err = decodeMeta(v) }) || err != nil {
+				continue
+			}
+			if kind, coll := elementKind(m.Type); coll && m.Type != TypeList {
 				prefix = appendElementPrefix(pbuf[:0], kind, gen, k, m.Version)
 				zset = m.Type == TypeZSet
 			}
@@ -126,9 +133,10 @@ func (s *Store) memberRows(db int, keys, members [][]byte, b []byte, rows [][]by
 		start := len(b)
 		b = append(b, prefix...)
 		if zset {
-			b = append(b, zsetMemberTag)
+			b = appendMemberSuffix(b, members[i])
+		} else {
+			b = append(b, members[i]...)
 		}
-		b = append(b, members[i]...)
 		rows = append(rows, b[start:])
 	}
 	return rows

@@ -34,7 +34,10 @@ var (
 	ErrZAddGTLTNX = errors.New("ERR GT, LT, and/or NX options at the same time are not compatible")
 )
 
-func memberSuffix(m []byte) []byte { return append([]byte{zsetMemberTag}, m...) }
+func memberSuffix(m []byte) []byte { return appendMemberSuffix(nil, m) }
+
+// appendMemberSuffix appends the suffix of member m's row to dst.
+func appendMemberSuffix(dst, m []byte) []byte { return append(append(dst, zsetMemberTag), m...) }
 
 func scoreSuffix(score float64, m []byte) []byte {
 	s := encodeScore(score)

@@ -413,6 +413,20 @@ func (db *DB) getRow(ctx context.Context, key []byte) (r sst.Row, recent, ok boo
 	return r, false, ok && db.live(r), err
 }
 
+// ViewWarm calls fn with the value of key if the memtable taking writes
+// holds it live, and reports whether it did; it never reads an SST. It is
+// for hints that only pay off for what that memtable holds (Warm), which
+// must cost no I/O and count no read: the command behind them reads again.
+// The value is valid only during fn, which must not change it.
+func (db *DB) ViewWarm(key []byte, fn func(value []byte)) bool {
+	r, ok := db.state.Load().mem.get(key, db.visibleSeq.Load())
+	if !ok || !db.live(r) {
+		return false
+	}
+	fn(r.Value)
+	return true
+}
+
 // Warm is a hint that point reads of keys (the first WarmKeys) come
 // next: it brings what the mutable memtable holds for them into the CPU's
 // cache with their cache misses overlapped, where reading them one by one
