@@ -27,6 +27,7 @@ type readPhase struct {
 	keysEach  int // keys per command
 	isScan    bool
 	scanCount int
+	peer      bool // read from redis-server (peerHot), not strata
 }
 
 func (p *readPhase) callsPerSec() float64 { return float64(p.calls) / p.elapsed.Seconds() }
@@ -77,11 +78,14 @@ func (r *ltmRun) reads(ctx context.Context) error {
 			r.saveProfileAsync("/debug/pprof/profile?seconds="+strconv.Itoa(int(r.cfg.duration.Seconds()/2)), "cpu-hot")
 		}
 		err := r.measure(ctx, ph.name, ph.conns, func(ctx context.Context, p *readPhase) error {
-			return r.getPhase(ctx, p, ph.keys)
+			return r.getPhase(ctx, r.srv.Addr, p, ph.keys)
 		})
 		if err != nil {
 			return err
 		}
+	}
+	if err := r.peerHot(ctx, hot); err != nil {
+		return fmt.Errorf("redis-server peer: %w", err)
 	}
 	if err := r.measure(ctx, fmt.Sprintf("MGET %d consecutive", mgetWidth), r.cfg.conns, r.mgetPhase); err != nil {
 		return err
@@ -155,11 +159,12 @@ func verified(errs *atomic.Uint64, first *atomic.Value, read func(c *Conn, w int
 	}
 }
 
-// drive runs a verified read on the phase's connections for -duration.
-func (r *ltmRun) drive(ctx context.Context, p *readPhase, seed uint64, read func(c *Conn, w int, rng *rand.Rand) error) error {
+// drive runs a verified read on the phase's connections to addr for
+// -duration.
+func (r *ltmRun) drive(ctx context.Context, addr string, p *readPhase, seed uint64, read func(c *Conn, w int, rng *rand.Rand) error) error {
 	var errs atomic.Uint64
 	var first atomic.Value
-	res, err := Drive(ctx, DriveOptions{Addr: r.srv.Addr, Conns: p.conns, Duration: r.cfg.duration, Seed: seed},
+	res, err := Drive(ctx, DriveOptions{Addr: addr, Conns: p.conns, Duration: r.cfg.duration, Seed: seed},
 		verified(&errs, &first, read))
 	if err != nil {
 		return err
@@ -177,11 +182,11 @@ func (r *ltmRun) drive(ctx context.Context, p *readPhase, seed uint64, read func
 	return nil
 }
 
-// getPhase: one GET per round trip, keys drawn from ks.
-func (r *ltmRun) getPhase(ctx context.Context, p *readPhase, ks Keys) error {
+// getPhase: one GET per round trip to addr, keys drawn from ks.
+func (r *ltmRun) getPhase(ctx context.Context, addr string, p *readPhase, ks Keys) error {
 	// Each connection has its own rng for its life; its Zipf draws from it.
 	zipfs := make([]*rand.Zipf, p.conns)
-	return r.drive(ctx, p, 2, func(c *Conn, w int, rng *rand.Rand) error {
+	return r.drive(ctx, addr, p, 2, func(c *Conn, w int, rng *rand.Rand) error {
 		if ks.zipfian && zipfs[w] == nil {
 			zipfs[w] = rand.NewZipf(rng, 1.1, 1, ks.n-1)
 		}
@@ -198,7 +203,7 @@ func (r *ltmRun) getPhase(ctx context.Context, p *readPhase, ks Keys) error {
 func (r *ltmRun) mgetPhase(ctx context.Context, p *readPhase) error {
 	p.keysEach = mgetWidth
 	n := uint64(r.cfg.keys)
-	return r.drive(ctx, p, 3, func(c *Conn, _ int, rng *rand.Rand) error {
+	return r.drive(ctx, r.srv.Addr, p, 3, func(c *Conn, _ int, rng *rand.Rand) error {
 		start := rng.Uint64N(n - mgetWidth + 1)
 		args := make([]any, 0, mgetWidth+1)
 		args = append(args, "MGET")
@@ -259,6 +264,57 @@ func (r *ltmRun) scanPhase(ctx context.Context, p *readPhase) error {
 	p.elapsed = time.Since(start)
 	if p.keys != uint64(r.cfg.keys) {
 		p.errors, p.firstErr = 1, errors.New("SCAN saw "+strconv.FormatUint(p.keys, 10)+" keys")
+	}
+	return nil
+}
+
+// peerHot measures the hot-set phases again on redis-server (AOF
+// everysec, as the matrix's peer) holding the same hot keys and values:
+// same client, connections and duration, minutes apart on the same shared
+// cores, so that the cached-GET latency has a peer to be judged against.
+// On two cores the client's goroutines and the server take turns, and
+// much of a GET's p99 there is queueing that any server sees.
+func (r *ltmRun) peerHot(ctx context.Context, hot uint64) error {
+	peer, err := StartRedis(ctx, "everysec")
+	if err != nil {
+		return err
+	}
+	defer peer.Stop()
+	r.rss.setPhase("peer")
+	c, err := Dial(peer.Addr)
+	if err != nil {
+		return err
+	}
+	vals := newValueSource(r.cfg.value) // the load's values, key for key
+	for start := uint64(0); start < hot; start += mgetWidth {
+		end := min(start+mgetWidth, hot)
+		for i := start; i < end; i++ {
+			c.Send("SET", ltmKey(i), vals.value(i))
+		}
+		if err := c.Flush(); err != nil {
+			c.Close()
+			return err
+		}
+		for range end - start {
+			if _, err := c.Receive(); err != nil {
+				c.Close()
+				return err
+			}
+		}
+	}
+	c.Close()
+	name := fmt.Sprintf("GET hot %dk keys", hot/1000)
+	for _, conns := range []int{r.cfg.conns, lowConns} {
+		fmt.Fprintf(r.env.Log, "ltm: %s on redis-server, %d conns\n", name, conns)
+		p := &readPhase{name: name, conns: conns, keysEach: 1, peer: true}
+		if err := r.getPhase(ctx, peer.Addr, p, Keys{n: hot}); err != nil {
+			return err
+		}
+		if p.errors > 0 {
+			return fmt.Errorf("%s: %d bad reads, first: %v", name, p.errors, p.firstErr)
+		}
+		fmt.Fprintf(r.env.Log, "ltm:   %.0f cmd/s, p50 %s p99 %s ms\n", p.callsPerSec(), ms(p.lat.Quantile(0.5)), ms(p.lat.Quantile(0.99)))
+		r.phases = append(r.phases, *p)
 	}
 	return nil
 }

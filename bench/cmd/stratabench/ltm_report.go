@@ -120,8 +120,12 @@ func (r *ltmRun) report() error {
 		over = append(over, fmt.Sprintf("peak RSS %s MB is over the 1 GB aim", mb(float64(r.space.peakRSS))))
 	}
 	for _, p := range r.phases {
-		if strings.HasPrefix(p.name, "GET hot") && p.lat.Quantile(0.99) > 2*time.Millisecond {
-			over = append(over, fmt.Sprintf("p99 of cached GETs on %d connections %s ms is over the 2 ms aim", p.conns, ms(p.lat.Quantile(0.99))))
+		if !p.peer && strings.HasPrefix(p.name, "GET hot") && p.lat.Quantile(0.99) > 2*time.Millisecond {
+			miss := fmt.Sprintf("p99 of cached GETs on %d connections %s ms is over the 2 ms aim", p.conns, ms(p.lat.Quantile(0.99)))
+			if peer := r.peerPhase(p); peer != nil {
+				miss += fmt.Sprintf(" (redis-server's, same client and connections: %s ms)", ms(peer.lat.Quantile(0.99)))
+			}
+			over = append(over, miss)
 		}
 	}
 	if len(over) > 0 {
@@ -159,6 +163,16 @@ func (r *ltmRun) loadTable() *Table {
 	return t
 }
 
+// peerPhase is redis-server's run of strata's phase p, if there is one.
+func (r *ltmRun) peerPhase(p readPhase) *readPhase {
+	for i := range r.phases {
+		if q := &r.phases[i]; q.peer && q.name == p.name && q.conns == p.conns {
+			return q
+		}
+	}
+	return nil
+}
+
 func (r *ltmRun) readTable() *Table {
 	t := &Table{
 		Title: "Reads",
@@ -167,9 +181,16 @@ func (r *ltmRun) readTable() *Table {
 		Note: fmt.Sprintf("%v per phase (SCAN: once over the whole keyspace, one connection), pipeline 1, every value's "+
 			"length checked (a miss fails the run). Zipfian s=1.1 over all keys, hot keys scattered; the hot set is "+
 			"%d consecutive keys (a quarter of the block cache), read once before its phase. Latency per command; "+
-			"objstore GETs = objstore_get_range + objstore_get deltas.", r.cfg.duration, r.cfg.hotKeys()),
+			"objstore GETs = objstore_get_range + objstore_get deltas. The redis-server rows are the peer: "+
+			"redis-server 7 (AOF everysec) holding just the hot set, read by the same client with the same "+
+			"connections and duration right after strata's hot phases.", r.cfg.duration, r.cfg.hotKeys()),
 	}
 	for _, p := range r.phases {
+		if p.peer {
+			t.AddRow(p.name+", redis-server", p.conns, fmt.Sprintf("%.0f", p.callsPerSec()), fmt.Sprintf("%.0f", p.keysPerSec()),
+				ms(p.lat.Quantile(0.5)), ms(p.lat.Quantile(0.99)), ms(p.lat.Quantile(0.999)), "-", "-", "-")
+			continue
+		}
 		t.AddRow(p.name, p.conns, fmt.Sprintf("%.0f", p.callsPerSec()), fmt.Sprintf("%.0f", p.keysPerSec()),
 			ms(p.lat.Quantile(0.5)), ms(p.lat.Quantile(0.99)), ms(p.lat.Quantile(0.999)),
 			fmt.Sprintf("%.1f", 100*p.hitRatio()), fmt.Sprintf("%.3f", p.objGets/float64(max(1, p.calls))), rssCell(p.rssPeak))
@@ -235,6 +256,9 @@ func (r *ltmRun) latencyChart(slug, title string, gets bool) error {
 		}
 		f := strings.Fields(p.name)
 		label := fmt.Sprintf("%s %s ×%d", f[0], f[1], p.conns)
+		if p.peer {
+			label += " redis"
+		}
 		p50.Labels, p50.Y = append(p50.Labels, label), append(p50.Y, msf(p.lat.Quantile(0.5)))
 		p99.Labels, p99.Y = append(p99.Labels, label), append(p99.Y, msf(p.lat.Quantile(0.99)))
 	}
