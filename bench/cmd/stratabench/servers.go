@@ -121,7 +121,7 @@ func StartStrataOn(ctx context.Context, cpus string, env []string, args ...strin
 }
 
 // StartRedis runs redis-server with AOF on and the given appendfsync
-// (always or everysec), RDB snapshots off.
+// (always or everysec), or off if appendfsync is empty; RDB snapshots off.
 func StartRedis(ctx context.Context, appendfsync string) (*Server, error) {
 	return StartRedisOn(ctx, "", appendfsync)
 }
@@ -140,9 +140,13 @@ func StartRedisOn(ctx context.Context, cpus, appendfsync string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	bin, args := onCPUs(cpus, bin, []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", appendfsync, "--protected-mode", "no"})
-	return start(ctx, "redis-"+appendfsync, dir, port, nil, bin, args...)
+	aof, name := []string{"--appendonly", "yes", "--appendfsync", appendfsync}, "redis-"+appendfsync
+	if appendfsync == "" {
+		aof, name = []string{"--appendonly", "no"}, "redis-noaof"
+	}
+	bin, args := onCPUs(cpus, bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--dir", dir, "--save", "", "--protected-mode", "no"}, aof...))
+	return start(ctx, name, dir, port, nil, bin, args...)
 }
 
 // onCPUs runs bin args under taskset -c cpus, unless cpus is empty.
