@@ -472,38 +472,66 @@ func live(r *sst.Row, now int64) bool {
 // L0 newest first, then the runs newest first, skipping SSTs by key range
 // and bloom filter.
 func (c *tableCache) lookup(ctx context.Context, man *manifest.Manifest, key []byte, bloomSkips *atomic.Uint64) (sst.Row, bool, error) {
-	for _, t := range man.L0 {
-		r, ok, err := c.tableGet(ctx, t, key, bloomSkips)
-		if err != nil || ok {
-			return r, ok, err
-		}
-	}
-	for _, run := range man.Runs {
-		t, ok := findInRun(run.SSTs, key)
-		if !ok {
-			continue
-		}
-		r, ok, err := c.tableGet(ctx, t, key, bloomSkips)
-		if err != nil || ok {
-			return r, ok, err
-		}
-	}
-	return sst.Row{}, false, nil
+	r, ok, _, err := c.walk(ctx, man, key, 0, walkRead, bloomSkips)
+	return r, ok, err
 }
 
-func (c *tableCache) tableGet(ctx context.Context, t manifest.SST, key []byte, bloomSkips *atomic.Uint64) (sst.Row, bool, error) {
-	if bytes.Compare(key, t.Stats.Smallest) < 0 || bytes.Compare(key, t.Stats.Largest) > 0 {
-		return sst.Row{}, false, nil
+// walkMode is how walk gets the data blocks of the tables it looks in.
+type walkMode uint8
+
+const (
+	walkRead   walkMode = iota // from the block cache or the bucket
+	walkCached                 // from the block cache only
+	walkLoaded                 // the first table's block was loaded for this key, then as walkRead
+)
+
+// walk is lookup from the table at position from on (L0's tables, then
+// one per run). Under walkCached, a table whose data block for key is not
+// cached ends the walk with a blockWait: once that block is loaded
+// (GetMulti), walking again from its pos with walkLoaded finishes the
+// lookup.
+func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byte, from int, mode walkMode, bloomSkips *atomic.Uint64) (sst.Row, bool, *blockWait, error) {
+	nL0 := len(man.L0)
+	for pos := from; pos < nL0+len(man.Runs); pos++ {
+		var t manifest.SST
+		if pos < nL0 {
+			t = man.L0[pos]
+		} else {
+			var ok bool
+			if t, ok = findInRun(man.Runs[pos-nL0].SSTs, key); !ok {
+				continue
+			}
+		}
+		if bytes.Compare(key, t.Stats.Smallest) < 0 || bytes.Compare(key, t.Stats.Largest) > 0 {
+			continue
+		}
+		rd, err := c.get(ctx, t)
+		if err != nil {
+			return sst.Row{}, false, nil, err
+		}
+		var r sst.Row
+		var ok, filtered, uncached bool
+		switch {
+		case mode == walkCached:
+			r, ok, filtered, uncached, err = rd.LookupCached(ctx, key)
+		case mode == walkLoaded && pos == from:
+			r, ok, filtered, err = rd.LookupLoaded(ctx, key)
+		default:
+			r, ok, filtered, err = rd.Lookup(ctx, key)
+		}
+		if filtered {
+			bloomSkips.Add(1)
+		}
+		switch {
+		case err != nil:
+			return sst.Row{}, false, nil, err
+		case uncached:
+			return sst.Row{}, false, &blockWait{pos: pos, rd: rd}, nil
+		case ok:
+			return r, true, nil, nil
+		}
 	}
-	rd, err := c.get(ctx, t)
-	if err != nil {
-		return sst.Row{}, false, err
-	}
-	r, ok, filtered, err := rd.Lookup(ctx, key)
-	if filtered {
-		bloomSkips.Add(1)
-	}
-	return r, ok, err
+	return sst.Row{}, false, nil, nil
 }
 
 // findInRun returns the SST of a sorted run whose key range holds key.

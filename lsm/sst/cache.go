@@ -145,6 +145,26 @@ func (c *Cache) get(id, off uint64) ([]byte, bool) {
 	return v, true
 }
 
+// Capacity is the most bytes the cache holds.
+func (c *Cache) Capacity() int64 { return c.capacity }
+
+// peek is get that counts neither a hit nor a miss: for a block whose miss
+// was counted by the lookup that went on to fetch it (Span.Load), and for
+// asking whether a block is cached at all.
+func (c *Cache) peek(id, off uint64) ([]byte, bool) {
+	k := cacheKey{id, off}
+	s := c.shard(k)
+	s.mu.Lock()
+	e, ok := s.m[k]
+	var v []byte
+	if ok {
+		e.used = true
+		v = e.value
+	}
+	s.mu.Unlock()
+	return v, ok
+}
+
 // set inserts or replaces a block. High-priority entries outlive every
 // normal entry of their shard.
 func (c *Cache) set(id, off uint64, value []byte, high bool) {

@@ -276,28 +276,75 @@ func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 // the key out. A point read that hands the value on at once saves Get's
 // allocation and copy, and asks the block cache for the filter once.
 func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
+	row, ok, filtered, _, err = r.lookup(ctx, key, lookupRead)
+	return row, ok, filtered, err
+}
+
+// LookupCached is Lookup that reads no data block from the object: if the
+// block that may hold key is not in the block cache it reports uncached
+// (and neither ok nor filtered), so that a batch can fetch such blocks
+// together (MissingSpans, Span.Load) and then finish with LookupLoaded.
+func (r *Reader) LookupCached(ctx context.Context, key []byte) (row Row, ok, filtered, uncached bool, err error) {
+	return r.lookup(ctx, key, lookupCached)
+}
+
+// LookupLoaded is Lookup for a key whose LookupCached reported uncached,
+// once the batch has loaded the block (or chose not to): the block cache
+// counted that miss already, so it counts neither finding the block now a
+// hit nor, if it is not there, reading it another miss.
+func (r *Reader) LookupLoaded(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
+	row, ok, filtered, _, err = r.lookup(ctx, key, lookupLoaded)
+	return row, ok, filtered, err
+}
+
+// lookupMode is how lookup gets the data block.
+type lookupMode uint8
+
+const (
+	lookupRead   lookupMode = iota // from the cache or the object
+	lookupCached                   // from the cache only
+	lookupLoaded                   // from the cache or the object, uncounted
+)
+
+func (r *Reader) lookup(ctx context.Context, key []byte, mode lookupMode) (row Row, ok, filtered, uncached bool, err error) {
 	f, err := r.filterBlock(ctx)
 	if err != nil {
-		return Row{}, false, false, err
+		return Row{}, false, false, false, err
 	}
 	if !f.mayContain(bloomHash(key)) {
-		return Row{}, false, true, nil
+		return Row{}, false, true, false, nil
 	}
 	x, err := r.indexBlock(ctx)
 	if err != nil {
-		return Row{}, false, false, err
+		return Row{}, false, false, false, err
 	}
 	i := x.search(key)
 	if i == x.n {
-		return Row{}, false, false, nil
+		return Row{}, false, false, false, nil
 	}
 	e := x.entry(i)
 	if e.compareFirstKey(key) > 0 {
-		return Row{}, false, false, nil // key falls between two blocks
+		return Row{}, false, false, false, nil // key falls between two blocks
 	}
-	data, err := r.readBlock(ctx, e.handle, true)
-	if err != nil {
-		return Row{}, false, false, err
+	var data []byte
+	switch cached := false; {
+	case r.cache == nil || mode == lookupRead:
+	case mode == lookupCached:
+		if data, cached = r.cache.get(r.id, e.handle.offset); !cached {
+			return Row{}, false, false, true, nil
+		}
+	default: // lookupLoaded: the miss was counted; reading again counts nothing
+		if data, cached = r.cache.peek(r.id, e.handle.offset); !cached {
+			if data, err = r.readMeta(ctx, e.handle); err != nil {
+				return Row{}, false, false, false, err
+			}
+			r.cache.set(r.id, e.handle.offset, data, false)
+		}
+	}
+	if data == nil {
+		if data, err = r.readBlock(ctx, e.handle, true); err != nil {
+			return Row{}, false, false, false, err
+		}
 	}
 	it := blockIterPool.Get().(*blockIter)
 	defer func() {
@@ -305,20 +352,20 @@ func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered 
 		blockIterPool.Put(it)
 	}()
 	if err := it.init(data); err != nil {
-		return Row{}, false, false, corruptErr(r.name, int64(e.handle.offset), err)
+		return Row{}, false, false, false, corruptErr(r.name, int64(e.handle.offset), err)
 	}
 	if !it.seekGE(key) {
 		if it.err != nil {
-			return Row{}, false, false, corruptErr(r.name, int64(e.handle.offset), it.err)
+			return Row{}, false, false, false, corruptErr(r.name, int64(e.handle.offset), it.err)
 		}
-		return Row{}, false, false, nil
+		return Row{}, false, false, false, nil
 	}
 	if !bytes.Equal(it.key, key) {
-		return Row{}, false, false, nil
+		return Row{}, false, false, false, nil
 	}
 	row = *it.row()
 	row.Key = nil // it.key is the pooled iterator's buffer
-	return row, true, false, nil
+	return row, true, false, false, nil
 }
 
 // blockIterPool recycles Get's block iterators with their key buffers, so a
