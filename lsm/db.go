@@ -482,14 +482,12 @@ type walkMode uint8
 const (
 	walkRead   walkMode = iota // from the block cache or the bucket
 	walkCached                 // from the block cache only
-	walkLoaded                 // the first table's block was loaded for this key, then as walkRead
 )
 
 // walk is lookup from the table at position from on (L0's tables, then
 // one per run). Under walkCached, a table whose data block for key is not
 // cached ends the walk with a blockWait: once that block is loaded
-// (GetMulti), walking again from its pos with walkLoaded finishes the
-// lookup.
+// (GetMulti), walking again from its pos finishes the lookup.
 func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byte, from int, mode walkMode, bloomSkips *atomic.Uint64) (sst.Row, bool, *blockWait, error) {
 	nL0 := len(man.L0)
 	for pos := from; pos < nL0+len(man.Runs); pos++ {
@@ -511,12 +509,9 @@ func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byt
 		}
 		var r sst.Row
 		var ok, filtered, uncached bool
-		switch {
-		case mode == walkCached:
+		if mode == walkCached {
 			r, ok, filtered, uncached, err = rd.LookupCached(ctx, key)
-		case mode == walkLoaded && pos == from:
-			r, ok, filtered, err = rd.LookupLoaded(ctx, key)
-		default:
+		} else {
 			r, ok, filtered, err = rd.Lookup(ctx, key)
 		}
 		if filtered {

@@ -71,7 +71,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	}
 	finish := func(part []blockWait) error {
 		for _, w := range part {
-			r, ok, _, err := db.tables.walk(ctx, rs.man, keys[w.key], w.pos, walkLoaded, &db.m.bloomSkips)
+			r, ok, _, err := db.tables.walk(ctx, rs.man, keys[w.key], w.pos, walkRead, &db.m.bloomSkips)
 			if err != nil {
 				return err
 			}

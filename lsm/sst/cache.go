@@ -148,21 +148,43 @@ func (c *Cache) get(id, off uint64) ([]byte, bool) {
 // Capacity is the most bytes the cache holds.
 func (c *Cache) Capacity() int64 { return c.capacity }
 
-// peek is get that counts neither a hit nor a miss: for a block whose miss
-// was counted by the lookup that went on to fetch it (Span.Load), and for
-// asking whether a block is cached at all.
+// peek is get that counts neither a hit nor a miss: it asks whether a
+// block is cached.
 func (c *Cache) peek(id, off uint64) ([]byte, bool) {
+	return c.lookup(id, off, false)
+}
+
+// getNoMiss is get that counts a hit but no miss: for a lookup that, on a
+// miss, leaves the block to a batch's fetch, which counts it (setFetched).
+func (c *Cache) getNoMiss(id, off uint64) ([]byte, bool) {
+	return c.lookup(id, off, true)
+}
+
+func (c *Cache) lookup(id, off uint64, countHit bool) ([]byte, bool) {
 	k := cacheKey{id, off}
 	s := c.shard(k)
 	s.mu.Lock()
 	e, ok := s.m[k]
 	var v []byte
 	if ok {
+		if countHit {
+			s.hits++
+		}
 		e.used = true
 		v = e.value
 	}
 	s.mu.Unlock()
 	return v, ok
+}
+
+// setFetched is set for a block fetched because lookups missed it, which
+// counts as one miss however many lookups wait for it.
+func (c *Cache) setFetched(id, off uint64, value []byte) {
+	s := c.shard(cacheKey{id, off})
+	s.mu.Lock()
+	s.misses++
+	s.mu.Unlock()
+	c.set(id, off, value, false)
 }
 
 // set inserts or replaces a block. High-priority entries outlive every

@@ -276,37 +276,21 @@ func (r *Reader) Get(ctx context.Context, key []byte) (Row, bool, error) {
 // the key out. A point read that hands the value on at once saves Get's
 // allocation and copy, and asks the block cache for the filter once.
 func (r *Reader) Lookup(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
-	row, ok, filtered, _, err = r.lookup(ctx, key, lookupRead)
+	row, ok, filtered, _, err = r.lookup(ctx, key, false)
 	return row, ok, filtered, err
 }
 
 // LookupCached is Lookup that reads no data block from the object: if the
 // block that may hold key is not in the block cache it reports uncached
 // (and neither ok nor filtered), so that a batch can fetch such blocks
-// together (MissingSpans, Span.Load) and then finish with LookupLoaded.
+// together (MissingSpans, Span.Load) and then Lookup. The block cache
+// counts no miss for the block here: Span.Load counts one per block it
+// fetches, and each Lookup after it a hit.
 func (r *Reader) LookupCached(ctx context.Context, key []byte) (row Row, ok, filtered, uncached bool, err error) {
-	return r.lookup(ctx, key, lookupCached)
+	return r.lookup(ctx, key, true)
 }
 
-// LookupLoaded is Lookup for a key whose LookupCached reported uncached,
-// once the batch has loaded the block (or chose not to): the block cache
-// counted that miss already, so it counts neither finding the block now a
-// hit nor, if it is not there, reading it another miss.
-func (r *Reader) LookupLoaded(ctx context.Context, key []byte) (row Row, ok, filtered bool, err error) {
-	row, ok, filtered, _, err = r.lookup(ctx, key, lookupLoaded)
-	return row, ok, filtered, err
-}
-
-// lookupMode is how lookup gets the data block.
-type lookupMode uint8
-
-const (
-	lookupRead   lookupMode = iota // from the cache or the object
-	lookupCached                   // from the cache only
-	lookupLoaded                   // from the cache or the object, uncounted
-)
-
-func (r *Reader) lookup(ctx context.Context, key []byte, mode lookupMode) (row Row, ok, filtered, uncached bool, err error) {
+func (r *Reader) lookup(ctx context.Context, key []byte, cacheOnly bool) (row Row, ok, filtered, uncached bool, err error) {
 	f, err := r.filterBlock(ctx)
 	if err != nil {
 		return Row{}, false, false, false, err
@@ -327,24 +311,13 @@ func (r *Reader) lookup(ctx context.Context, key []byte, mode lookupMode) (row R
 		return Row{}, false, false, false, nil // key falls between two blocks
 	}
 	var data []byte
-	switch cached := false; {
-	case r.cache == nil || mode == lookupRead:
-	case mode == lookupCached:
-		if data, cached = r.cache.get(r.id, e.handle.offset); !cached {
+	if cacheOnly && r.cache != nil {
+		var cached bool
+		if data, cached = r.cache.getNoMiss(r.id, e.handle.offset); !cached {
 			return Row{}, false, false, true, nil
 		}
-	default: // lookupLoaded: the miss was counted; reading again counts nothing
-		if data, cached = r.cache.peek(r.id, e.handle.offset); !cached {
-			if data, err = r.readMeta(ctx, e.handle); err != nil {
-				return Row{}, false, false, false, err
-			}
-			r.cache.set(r.id, e.handle.offset, data, false)
-		}
-	}
-	if data == nil {
-		if data, err = r.readBlock(ctx, e.handle, true); err != nil {
-			return Row{}, false, false, false, err
-		}
+	} else if data, err = r.readBlock(ctx, e.handle, true); err != nil {
+		return Row{}, false, false, false, err
 	}
 	it := blockIterPool.Get().(*blockIter)
 	defer func() {

@@ -94,7 +94,8 @@ func (r *Reader) MissingSpans(ctx context.Context, keys [][]byte) ([]Span, error
 }
 
 // Load reads the span in one request and puts its needed blocks in the
-// block cache, each checked against its checksum.
+// block cache, each checked against its checksum and counted one cache
+// miss.
 func (s *Span) Load(ctx context.Context) error {
 	r := s.r
 	buf, err := r.read(ctx, int64(s.off), int64(s.n))
@@ -106,7 +107,7 @@ func (s *Span) Load(ctx context.Context) error {
 		if err != nil {
 			return corruptErr(r.name, int64(h.offset), err)
 		}
-		r.cache.set(r.id, h.offset, b, false)
+		r.cache.setFetched(r.id, h.offset, b)
 	}
 	return nil
 }
