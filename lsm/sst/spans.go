@@ -31,17 +31,6 @@ func (s *Span) Bytes() int64 { return int64(s.n) }
 // Blocks is how many needed blocks the span holds.
 func (s *Span) Blocks() int { return len(s.blocks) }
 
-// MayContain reports whether the table's bloom filter admits key, reading
-// the filter if it is neither pinned nor cached: a lookup of key would go on
-// to read a data block.
-func (r *Reader) MayContain(ctx context.Context, key []byte) (bool, error) {
-	f, err := r.filterBlock(ctx)
-	if err != nil {
-		return false, err
-	}
-	return f.mayContain(bloomHash(key)), nil
-}
-
 // MissingSpans returns, joined into spans, the data blocks that Lookup of
 // each of keys would read from the object: blocks already cached, and keys
 // the filter rules out or no block can hold, need nothing. Blocks at most
