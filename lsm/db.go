@@ -472,23 +472,15 @@ func live(r *sst.Row, now int64) bool {
 // L0 newest first, then the runs newest first, skipping SSTs by key range
 // and bloom filter.
 func (c *tableCache) lookup(ctx context.Context, man *manifest.Manifest, key []byte, bloomSkips *atomic.Uint64) (sst.Row, bool, error) {
-	r, ok, _, err := c.walk(ctx, man, key, 0, walkRead, bloomSkips)
+	r, ok, _, err := c.walk(ctx, man, key, 0, false, bloomSkips)
 	return r, ok, err
 }
 
-// walkMode is how walk gets the data blocks of the tables it looks in.
-type walkMode uint8
-
-const (
-	walkRead   walkMode = iota // from the block cache or the bucket
-	walkCached                 // from the block cache only
-)
-
 // walk is lookup from the table at position from on (L0's tables, then
-// one per run). Under walkCached, a table whose data block for key is not
+// one per run). With cacheOnly, a table whose data block for key is not
 // cached ends the walk with a blockWait: once that block is loaded
 // (GetMulti), walking again from its pos finishes the lookup.
-func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byte, from int, mode walkMode, bloomSkips *atomic.Uint64) (sst.Row, bool, *blockWait, error) {
+func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byte, from int, cacheOnly bool, bloomSkips *atomic.Uint64) (sst.Row, bool, *blockWait, error) {
 	nL0 := len(man.L0)
 	for pos := from; pos < nL0+len(man.Runs); pos++ {
 		var t manifest.SST
@@ -509,7 +501,7 @@ func (c *tableCache) walk(ctx context.Context, man *manifest.Manifest, key []byt
 		}
 		var r sst.Row
 		var ok, filtered, uncached bool
-		if mode == walkCached {
+		if cacheOnly {
 			r, ok, filtered, uncached, err = rd.LookupCached(ctx, key)
 		} else {
 			r, ok, filtered, err = rd.Lookup(ctx, key)

@@ -52,7 +52,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	slices.SortFunc(rest, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
 	var waits []blockWait // lookups stopped at an uncached block, in key order
 	for _, i := range rest {
-		r, ok, w, err := db.tables.walk(ctx, rs.man, keys[i], 0, walkCached, &db.m.bloomSkips)
+		r, ok, w, err := db.tables.walk(ctx, rs.man, keys[i], 0, true, &db.m.bloomSkips)
 		switch {
 		case err != nil:
 			return nil, err
@@ -71,7 +71,7 @@ func (db *DB) GetMulti(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	}
 	finish := func(part []blockWait) error {
 		for _, w := range part {
-			r, ok, _, err := db.tables.walk(ctx, rs.man, keys[w.key], w.pos, walkRead, &db.m.bloomSkips)
+			r, ok, _, err := db.tables.walk(ctx, rs.man, keys[w.key], w.pos, false, &db.m.bloomSkips)
 			if err != nil {
 				return err
 			}

@@ -129,20 +129,7 @@ func (c *Cache) shard(k cacheKey) *cacheShard {
 }
 
 func (c *Cache) get(id, off uint64) ([]byte, bool) {
-	k := cacheKey{id, off}
-	s := c.shard(k)
-	s.mu.Lock()
-	e, ok := s.m[k]
-	if !ok {
-		s.misses++
-		s.mu.Unlock()
-		return nil, false
-	}
-	s.hits++
-	e.used = true
-	v := e.value
-	s.mu.Unlock()
-	return v, true
+	return c.lookup(id, off, true, true)
 }
 
 // Capacity is the most bytes the cache holds.
@@ -151,27 +138,32 @@ func (c *Cache) Capacity() int64 { return c.capacity }
 // peek is get that counts neither a hit nor a miss: it asks whether a
 // block is cached.
 func (c *Cache) peek(id, off uint64) ([]byte, bool) {
-	return c.lookup(id, off, false)
+	return c.lookup(id, off, false, false)
 }
 
 // getNoMiss is get that counts a hit but no miss: for a lookup that, on a
 // miss, leaves the block to a batch's fetch, which counts it (setFetched).
 func (c *Cache) getNoMiss(id, off uint64) ([]byte, bool) {
-	return c.lookup(id, off, true)
+	return c.lookup(id, off, true, false)
 }
 
-func (c *Cache) lookup(id, off uint64, countHit bool) ([]byte, bool) {
+// lookup is get, peek and getNoMiss: a found entry is marked used, and
+// counted a hit if countHit; an absent one counted a miss if countMiss.
+func (c *Cache) lookup(id, off uint64, countHit, countMiss bool) ([]byte, bool) {
 	k := cacheKey{id, off}
 	s := c.shard(k)
 	s.mu.Lock()
 	e, ok := s.m[k]
 	var v []byte
-	if ok {
+	switch {
+	case ok:
 		if countHit {
 			s.hits++
 		}
 		e.used = true
 		v = e.value
+	case countMiss:
+		s.misses++
 	}
 	s.mu.Unlock()
 	return v, ok

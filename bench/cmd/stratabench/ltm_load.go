@@ -57,25 +57,31 @@ func (v *valueSource) value(i uint64) []byte {
 	return v.buf[off : off+uint64(v.size)]
 }
 
+// setKeys is a Drive op whose i-th call sends the pipeline of SETs of keys
+// i*pipe up to (i+1)*pipe, below n, with the load's values; Drive's Total
+// for all n keys is (n+pipe-1)/pipe.
+func setKeys(vals *valueSource, pipe, n uint64, sent func(int)) Op {
+	return func(c *Conn, _ int, i uint64, _ *rand.Rand) int {
+		k := 0
+		for j := i * pipe; j < min((i+1)*pipe, n); j++ {
+			c.Send("SET", ltmKey(j), vals.value(j))
+			k++
+		}
+		sent(k)
+		return k
+	}
+}
+
 // load writes every key once with pipelined SETs.
 func (r *ltmRun) load(ctx context.Context) error {
 	cfg := r.cfg
-	vals := newValueSource(cfg.value)
 	pipe := uint64(cfg.pipeline)
 	total := (uint64(cfg.keys) + pipe - 1) / pipe
 	fmt.Fprintf(r.env.Log, "ltm: loading %d keys × %d B (%.2f GB) on %d conns, pipeline %d\n",
 		cfg.keys, cfg.value, float64(cfg.logicalBytes())/1e9, cfg.loadConns, cfg.pipeline)
 	r.rss.setPhase("load")
 	res, err := Drive(ctx, DriveOptions{Addr: r.srv.Addr, Conns: cfg.loadConns, Total: total, Seed: 1},
-		func(c *Conn, _ int, i uint64, _ *rand.Rand) int {
-			n := 0
-			for j := i * pipe; j < min((i+1)*pipe, uint64(cfg.keys)); j++ {
-				c.Send("SET", ltmKey(j), vals.value(j))
-				n++
-			}
-			r.loaded.Add(int64(n))
-			return n
-		})
+		setKeys(newValueSource(cfg.value), pipe, uint64(cfg.keys), func(n int) { r.loaded.Add(int64(n)) }))
 	if err != nil {
 		return err
 	}

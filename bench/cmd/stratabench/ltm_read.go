@@ -282,28 +282,16 @@ func (r *ltmRun) peerHot(ctx context.Context, hot uint64) error {
 	}
 	defer peer.Stop()
 	r.rss.setPhase("peer")
-	c, err := Dial(peer.Addr)
+	// The load's values, key for key, through the load's op.
+	pipe := uint64(r.cfg.pipeline)
+	res, err := Drive(ctx, DriveOptions{Addr: peer.Addr, Conns: 1, Total: (hot + pipe - 1) / pipe, Seed: 1},
+		setKeys(newValueSource(r.cfg.value), pipe, hot, func(int) {}))
 	if err != nil {
 		return err
 	}
-	vals := newValueSource(r.cfg.value) // the load's values, key for key
-	for start := uint64(0); start < hot; start += mgetWidth {
-		end := min(start+mgetWidth, hot)
-		for i := start; i < end; i++ {
-			c.Send("SET", ltmKey(i), vals.value(i))
-		}
-		if err := c.Flush(); err != nil {
-			c.Close()
-			return err
-		}
-		for range end - start {
-			if _, err := c.Receive(); err != nil {
-				c.Close()
-				return err
-			}
-		}
+	if res.FirstErr != nil || res.Ops != hot {
+		return fmt.Errorf("loading the hot set: %d of %d SETs, %d errors, first %v", res.Ops, hot, res.Errors, res.FirstErr)
 	}
-	c.Close()
 	name := fmt.Sprintf("GET hot %dk keys", hot/1000)
 	for _, conns := range []int{r.cfg.conns, lowConns} {
 		fmt.Fprintf(r.env.Log, "ltm: %s on redis-server, %d conns\n", name, conns)
