@@ -37,10 +37,18 @@ die() {
 # port_taken reports whether something accepts connections on 127.0.0.1:$1.
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# free_port prints a port on 127.0.0.1 that nothing listens on, below the
+# kernel's ephemeral range: a port in that range can be the local end of an
+# outgoing connection (tests, clients), which nothing listens on but a bind
+# still fails on.
 free_port() {
-  local p
+  local p lo=32768
+  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+  fi
+  [ "$lo" -gt 11024 ] || lo=32768
   for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (lo - 10000)))
     if ! port_taken "$p"; then
       echo "$p"
       return
@@ -84,16 +92,22 @@ launch() {
   echo "$1" >"$state/$name.cmd" # for pid_of: the binary the pid must be running
 }
 
+# last_start NAME prints NAME's log from its last start (launch's ==== line).
+last_start() {
+  # shellcheck disable=SC2016 # a sed script, not shell
+  sed -n '/^==== /h; /^==== /!H; ${x;p;}' "$state/$1.log"
+}
+
 # wait_log NAME TEXT waits until NAME's log has TEXT after its last start.
 wait_log() {
   local name=$1 text=$2 deadline=$((SECONDS + READY_TIMEOUT))
   while [ "$SECONDS" -lt "$deadline" ]; do
     # shellcheck disable=SC2016 # a sed script, not shell
-    if sed -n '/^==== /h; /^==== /!H; ${x;p;}' "$state/$name.log" | grep -qF -- "$text"; then
+    if last_start "$name" | grep -qF -- "$text"; then
       return 0
     fi
     pid_of "$name" >/dev/null || die "$name exited during startup; last lines of $state/$name.log:
-$(tail -n 20 "$state/$name.log")"
+$(last_start "$name" | tail -n 20)"
     sleep 0.1
   done
   die "$name did not log '$text' within ${READY_TIMEOUT}s; see $state/$name.log"
@@ -154,17 +168,26 @@ start() {
     (cd "$repo" && go build -o "$strata" ./cmd/strata)
   fi
 
-  mport=$(free_port)
-  echo "$mport" >"$state/minio.port"
-  log "starting MinIO on 127.0.0.1:$mport, data in $state/minio-data"
-  # MINIO_BROWSER=off: no web console, so no second listening port.
-  launch minio MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
-    MINIO_UPDATE=off MINIO_CI_CD=1 -- "$minio" server --quiet --address "127.0.0.1:$mport" "$state/minio-data"
-  local deadline=$((SECONDS + READY_TIMEOUT))
-  until curl -fsS -o /dev/null "http://127.0.0.1:$mport/minio/health/ready" 2>/dev/null; do
-    pid_of minio >/dev/null || die "MinIO exited during startup; see $state/minio.log"
-    [ "$SECONDS" -lt "$deadline" ] || die "MinIO not live within ${READY_TIMEOUT}s; see $state/minio.log"
-    sleep 0.1
+  # The port can still be taken between free_port and MinIO's bind: then
+  # MinIO exits at once saying so, and another port is tried.
+  local attempt deadline=$((SECONDS + READY_TIMEOUT))
+  for attempt in 1 2 3; do
+    mport=$(free_port)
+    echo "$mport" >"$state/minio.port"
+    log "starting MinIO on 127.0.0.1:$mport, data in $state/minio-data"
+    # MINIO_BROWSER=off: no web console, so no second listening port.
+    launch minio MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
+      MINIO_UPDATE=off MINIO_CI_CD=1 -- "$minio" server --quiet --address "127.0.0.1:$mport" "$state/minio-data"
+    until curl -fsS -o /dev/null "http://127.0.0.1:$mport/minio/health/ready" 2>/dev/null; do
+      if ! pid_of minio >/dev/null; then
+        last_start minio | grep -q "port is already in use" && [ "$attempt" -lt 3 ] && continue 2
+        die "MinIO exited during startup; last lines of $state/minio.log:
+$(last_start minio | tail -n 20)"
+      fi
+      [ "$SECONDS" -lt "$deadline" ] || die "MinIO not live within ${READY_TIMEOUT}s; see $state/minio.log"
+      sleep 0.1
+    done
+    break
   done
   # curl signs the request itself (SigV4), so no MinIO client is needed.
   # 200: created; 409: it exists (a restart); anything else, retry while

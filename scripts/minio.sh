@@ -59,11 +59,17 @@ build() {
   echo "$bin"
 }
 
-# free_port prints a TCP port on 127.0.0.1 that nothing accepts connections on.
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on, below the
+# kernel's ephemeral range: a port in that range can be the local end of an
+# outgoing connection, which nothing listens on but a bind still fails on.
 free_port() {
-  local p
+  local p lo=32768
+  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+  fi
+  [ "$lo" -gt 11024 ] || lo=32768
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (lo - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return
@@ -81,19 +87,32 @@ start() {
     dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-minio.XXXXXX")
   fi
   mkdir -p "$dir"
-  port=$(free_port)
-  log "starting MinIO on 127.0.0.1:$port, data in $dir"
-  # MINIO_BROWSER=off: no web console, so no second listening port.
-  MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
-    MINIO_UPDATE=off MINIO_CI_CD=1 \
-    "$bin" server --quiet --address "127.0.0.1:$port" "$dir" &
-  pid=$!
-  trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
-  trap 'exit 130' INT TERM
-  for _ in $(seq 1 300); do
-    if curl -fsS -o /dev/null "http://127.0.0.1:$port/minio/health/ready" 2>/dev/null; then break; fi
-    kill -0 "$pid" 2>/dev/null || { log "MinIO exited during startup"; return 1; }
-    sleep 0.1
+  # The port can still be taken between free_port and MinIO's bind: then
+  # MinIO exits at once saying so, and another port is tried.
+  # Its output goes to the terminal and to $out, to tell why it exited.
+  local attempt out
+  out=$(mktemp "${TMPDIR:-/tmp}/strata-minio-out.XXXXXX")
+  trap 'rm -f "$out"' EXIT
+  for attempt in 1 2 3; do
+    port=$(free_port) || return 1
+    log "starting MinIO on 127.0.0.1:$port, data in $dir"
+    # MINIO_BROWSER=off: no web console, so no second listening port.
+    MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
+      MINIO_UPDATE=off MINIO_CI_CD=1 \
+      "$bin" server --quiet --address "127.0.0.1:$port" "$dir" > >(tee "$out") 2>&1 &
+    pid=$!
+    trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$out"' EXIT
+    trap 'exit 130' INT TERM
+    for _ in $(seq 1 300); do
+      if curl -fsS -o /dev/null "http://127.0.0.1:$port/minio/health/ready" 2>/dev/null; then break 2; fi
+      if ! kill -0 "$pid" 2>/dev/null; then
+        grep -q "port is already in use" "$out" && [ "$attempt" -lt 3 ] && continue 2
+        log "MinIO exited during startup"
+        return 1
+      fi
+      sleep 0.1
+    done
+    break
   done
   # curl signs the request itself (SigV4), so no MinIO client is needed.
   if curl -fsS -o /dev/null -X PUT --user "$ACCESS_KEY:$SECRET_KEY" --aws-sigv4 "aws:amz:us-east-1:s3" \
