@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -36,9 +37,21 @@ type syncRing struct {
 	sqTail, sqMask, cqHead, cqTail, cqMask *uint32
 	sqArray                                unsafe.Pointer
 	cqes                                   unsafe.Pointer
-	seq                                    uint64 // user_data of the request in flight
-	broken                                 bool   // the ring failed: plain fdatasync from then on
+	seq                                    uint64        // user_data of the request in flight
+	broken                                 bool          // the ring failed: plain fdatasync from then on
+	wait                                   time.Duration // longest wait for a completion (ringWait)
 }
+
+// ringWait bounds a sync's wait for its ring's completion. Once, in a CI
+// run, 15 syncs through new rings waited 24 minutes for completions that
+// never came, and the test holding them timed out. Past this wait the ring
+// is given up and the file synced by the system call, which makes it
+// durable whatever became of the ring's request; a sync this slow is
+// pathological anyway.
+const ringWait = 10 * time.Second
+
+// errRingStalled is a ring whose completion did not come within its wait.
+var errRingStalled = errors.New("blob: io_uring completion overdue")
 
 // io_uring ABI (include/uapi/linux/io_uring.h).
 const (
@@ -79,7 +92,7 @@ func setupSyncRing() (*syncRing, error) {
 	if errno != 0 {
 		return nil, errno
 	}
-	r := &syncRing{fd: int(fd)}
+	r := &syncRing{fd: int(fd), wait: ringWait}
 	u32 := func(off int) uint32 { return *(*uint32)(unsafe.Pointer(&p[off])) }
 	sqEntries, cqEntries := u32(0), u32(4)
 	if u32(ioringParamsFeaturesAt)&ioringFeatSingleMmap == 0 {
@@ -124,7 +137,9 @@ func setupSyncRing() (*syncRing, error) {
 
 // fdatasync makes f's data durable, as fdatasync(2), through the ring. If
 // the ring itself fails (not the fdatasync it ran), it is not used again:
-// this call and later ones make the system call.
+// this call and later ones make the system call. A ring whose completion
+// is overdue also stops new rings being made: a kernel that lost one may
+// lose more.
 func (r *syncRing) fdatasync(f *os.File) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -137,6 +152,9 @@ func (r *syncRing) fdatasync(f *os.File) error {
 			return nil
 		}
 		r.broken = true
+		if errors.Is(err, errRingStalled) {
+			noRing.Store(true)
+		}
 	}
 	return fdatasync(f)
 }
@@ -168,6 +186,17 @@ func (r *syncRing) run(f *os.File) (res int32, err error) {
 		}
 		break
 	}
+	return r.await()
+}
+
+// await waits, parked in the poller, for the completion of the request in
+// flight (user_data r.seq), at most r.wait.
+func (r *syncRing) await() (res int32, err error) {
+	switch err := r.ev.SetReadDeadline(time.Now().Add(r.wait)); {
+	case errors.Is(err, os.ErrNoDeadline): // not in the poller: wait unbounded
+	case err != nil:
+		return 0, err
+	}
 	var buf [8]byte
 	for {
 		head := atomic.LoadUint32(r.cqHead)
@@ -183,6 +212,9 @@ func (r *syncRing) run(f *os.File) (res int32, err error) {
 		// The eventfd counts completions; it may still count one already
 		// reaped, and then the loop reads again.
 		if _, err := r.ev.Read(buf[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return 0, errRingStalled
+			}
 			return 0, err
 		}
 	}

@@ -1,12 +1,14 @@
 package blob
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/thanos-io/objstore"
 	"golang.org/x/sys/unix"
@@ -52,6 +54,63 @@ func TestSyncRingFdatasync(t *testing.T) {
 	wg.Wait()
 	if r.broken {
 		t.Fatal("ring gave up on fdatasync that should succeed")
+	}
+}
+
+// A completion that does not come within the ring's wait ends the wait
+// with errRingStalled instead of parking the caller for good.
+func TestSyncRingWaitIsBounded(t *testing.T) {
+	r := ringOrSkip(t)
+	r.wait = 30 * time.Millisecond
+	start := time.Now()
+	// Nothing is in flight, so no completion will come.
+	if _, err := r.await(); !errors.Is(err, errRingStalled) {
+		t.Fatalf("await with nothing in flight: %v, want errRingStalled", err)
+	}
+	if took := time.Since(start); took < r.wait {
+		t.Fatalf("await gave up after %v, before its wait of %v", took, r.wait)
+	}
+}
+
+// An overdue completion does not fail the sync: the file is synced by the
+// system call, the ring is given up, and no new rings are made.
+func TestSyncRingOverdueFallsBack(t *testing.T) {
+	was := noRing.Load()
+	defer noRing.Store(was)
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dirty := bytes.Repeat([]byte{7}, 1<<20)
+	// A wait of 1 ns is over before the io-wq worker syncs a megabyte, so
+	// the ring's completion is overdue; the loop only guards against a
+	// kernel that completes the request before run looks.
+	for try := 0; ; try++ {
+		r := ringOrSkip(t)
+		r.wait = time.Nanosecond
+		if _, err := f.WriteAt(dirty, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.fdatasync(f); err != nil {
+			t.Fatalf("fdatasync with an overdue completion: %v", err)
+		}
+		if r.broken {
+			if !noRing.Load() {
+				t.Fatal("an overdue completion did not stop new rings")
+			}
+			if _, err := newSyncRing(); !errors.Is(err, errNoRing) {
+				t.Fatalf("new ring after an overdue completion: %v, want errNoRing", err)
+			}
+			// The given-up ring syncs by the system call from now on.
+			if err := r.fdatasync(f); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if try == 20 {
+			t.Fatal("20 syncs of a dirty megabyte all completed within 1 ns of their submission")
+		}
 	}
 }
 
