@@ -138,7 +138,7 @@ func (c *client) serve() {
 				break
 			}
 		}
-		if len(c.out) > 0 && !(c.wrote && c.s.config().AppendFsync == "always") {
+		if len(c.out) > 0 && !c.waitsForWAL() {
 			c.yieldBeforeReply()
 		}
 		ferr := c.flushLocked()
@@ -200,7 +200,7 @@ func (c *client) readFailed(err error) {
 // acknowledged.
 // REQUIRES: c.wmu held.
 func (c *client) flushLocked() error {
-	if c.wrote && c.s.config().AppendFsync == "always" {
+	if c.waitsForWAL() {
 		if err := c.s.db.LastWrite().Durable(c.s.ctxForDurable()); err != nil {
 			msg := errorText(err)
 			c.out = c.out[:c.writeMark]
@@ -223,6 +223,10 @@ func (c *client) flushLocked() error {
 	}
 	return err
 }
+
+// waitsForWAL reports whether the pipeline's replies must wait for its
+// writes to be durable: it made a write, under appendfsync always.
+func (c *client) waitsForWAL() bool { return c.wrote && c.s.config().AppendFsync == "always" }
 
 // armWrite makes sure the next write has at least writeTimeout/2 before
 // its deadline. Setting a deadline updates a runtime timer, so it is reset
