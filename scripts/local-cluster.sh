@@ -34,28 +34,8 @@ die() {
   exit 1
 }
 
-# port_taken reports whether something accepts connections on 127.0.0.1:$1.
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# free_port prints a port on 127.0.0.1 that nothing listens on, below the
-# kernel's ephemeral range: a port in that range can be the local end of an
-# outgoing connection (tests, clients), which nothing listens on but a bind
-# still fails on.
-free_port() {
-  local p lo=32768
-  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
-    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-  fi
-  [ "$lo" -gt 11024 ] || lo=32768
-  for _ in $(seq 1 100); do
-    p=$((10000 + RANDOM % (lo - 10000)))
-    if ! port_taken "$p"; then
-      echo "$p"
-      return
-    fi
-  done
-  die "no free port found"
-}
+# shellcheck source=ports.sh
+. "$repo/scripts/ports.sh"
 
 # pid_of NAME prints the pid of component NAME if its pid file names a live
 # process that is still that component (a recycled pid is not).
@@ -172,7 +152,7 @@ start() {
   # MinIO exits at once saying so, and another port is tried.
   local attempt deadline=$((SECONDS + READY_TIMEOUT))
   for attempt in 1 2 3; do
-    mport=$(free_port)
+    mport=$(free_port) || die "no free port found"
     echo "$mport" >"$state/minio.port"
     log "starting MinIO on 127.0.0.1:$mport, data in $state/minio-data"
     # MINIO_BROWSER=off: no web console, so no second listening port.
@@ -180,7 +160,7 @@ start() {
       MINIO_UPDATE=off MINIO_CI_CD=1 -- "$minio" server --quiet --address "127.0.0.1:$mport" "$state/minio-data"
     until curl -fsS -o /dev/null "http://127.0.0.1:$mport/minio/health/ready" 2>/dev/null; do
       if ! pid_of minio >/dev/null; then
-        last_start minio | grep -q "port is already in use" && [ "$attempt" -lt 3 ] && continue 2
+        last_start minio | grep -qF "$MINIO_PORT_IN_USE" && [ "$attempt" -lt 3 ] && continue 2
         die "MinIO exited during startup; last lines of $state/minio.log:
 $(last_start minio | tail -n 20)"
       fi
@@ -206,7 +186,7 @@ $(last_start minio | tail -n 20)"
   elif ! port_taken 6379; then
     port=6379
   else
-    port=$(free_port)
+    port=$(free_port) || die "no free port found"
     log "port 6379 is taken: using $port"
   fi
   echo "$port" >"$state/server.port"

@@ -29,6 +29,9 @@ stamp=$cache/minio.version
 
 log() { printf 'minio.sh: %s\n' "$*" >&2; }
 
+# shellcheck source=ports.sh
+. "$(dirname "$0")/ports.sh"
+
 cached() { [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$MINIO_VERSION" ]; }
 
 build() {
@@ -59,26 +62,6 @@ build() {
   echo "$bin"
 }
 
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on, below the
-# kernel's ephemeral range: a port in that range can be the local end of an
-# outgoing connection, which nothing listens on but a bind still fails on.
-free_port() {
-  local p lo=32768
-  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
-    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-  fi
-  [ "$lo" -gt 11024 ] || lo=32768
-  for _ in $(seq 1 50); do
-    p=$((10000 + RANDOM % (lo - 10000)))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return
-    fi
-  done
-  log "no free port found"
-  return 1
-}
-
 start() {
   local dir=${1:-} port pid
   command -v curl >/dev/null || { log "start needs curl"; return 1; }
@@ -94,7 +77,7 @@ start() {
   out=$(mktemp "${TMPDIR:-/tmp}/strata-minio-out.XXXXXX")
   trap 'rm -f "$out"' EXIT
   for attempt in 1 2 3; do
-    port=$(free_port) || return 1
+    port=$(free_port) || { log "no free port found"; return 1; }
     log "starting MinIO on 127.0.0.1:$port, data in $dir"
     # MINIO_BROWSER=off: no web console, so no second listening port.
     MINIO_ROOT_USER=$ACCESS_KEY MINIO_ROOT_PASSWORD=$SECRET_KEY MINIO_BROWSER=off \
@@ -106,7 +89,7 @@ start() {
     for _ in $(seq 1 300); do
       if curl -fsS -o /dev/null "http://127.0.0.1:$port/minio/health/ready" 2>/dev/null; then break 2; fi
       if ! kill -0 "$pid" 2>/dev/null; then
-        grep -q "port is already in use" "$out" && [ "$attempt" -lt 3 ] && continue 2
+        grep -qF "$MINIO_PORT_IN_USE" "$out" && [ "$attempt" -lt 3 ] && continue 2
         log "MinIO exited during startup"
         return 1
       fi
