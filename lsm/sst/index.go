@@ -3,6 +3,8 @@ package sst
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
+	"slices"
 )
 
 // indexEntry describes one data block (format.go: "Index block").
@@ -76,6 +78,7 @@ type indexBlock struct {
 	entries []byte // entry region
 	offsets []byte // n little-endian uint32 entry offsets
 	n       int
+	heads   *indexHeads // the Reader's, if it made them: search's first pass
 }
 
 // indexView reads the block's header only.
@@ -154,7 +157,16 @@ func (x indexBlock) lastKey(i int) []byte {
 // search returns the first block whose last key is >= key (n if none): the
 // block holding the first row with a key >= key.
 func (x indexBlock) search(key []byte) int {
-	lo, hi := 0, x.n
+	if h := x.heads; h != nil && len(h.words) == x.n {
+		lo, hi := h.bounds(key)
+		return x.searchIn(lo, hi, key)
+	}
+	return x.searchIn(0, x.n, key)
+}
+
+// searchIn is search when the answer is known to be in [lo, hi]: every
+// block before lo ends below key, and block hi, if any, at or above it.
+func (x indexBlock) searchIn(lo, hi int, key []byte) int {
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if bytes.Compare(x.lastKey(mid), key) < 0 {
@@ -164,4 +176,71 @@ func (x indexBlock) search(key []byte) int {
 		}
 	}
 	return lo
+}
+
+// indexHeads lets an index search compare integers instead of keys. The
+// index's last keys share the prefix of the first and the last of them (they
+// are sorted); words holds, for each block, the 8 bytes of its last key
+// after that prefix, big-endian and zero-padded, so that comparing two words
+// orders the keys as comparing them would, except that equal words may hide
+// different keys. A search first finds the blocks whose word equals the
+// key's in this dense array (8 bytes a block, where the index spends ~40
+// scattered over the block and its offset table: a binary search over a
+// large index missed the CPU cache at nearly every step), and compares whole
+// keys only among those, usually one.
+type indexHeads struct {
+	prefix []byte
+	words  []uint64
+}
+
+// minHeadsBlocks is the smallest index given heads: below it a plain search
+// is a handful of comparisons anyway.
+const minHeadsBlocks = 16
+
+// newIndexHeads returns the heads of a validated ordered index, or nil if it
+// is too small to need them.
+func newIndexHeads(x indexBlock) *indexHeads {
+	if x.n < minHeadsBlocks {
+		return nil
+	}
+	first, last := x.lastKey(0), x.lastKey(x.n-1)
+	p := commonPrefix(first, last)
+	h := &indexHeads{prefix: bytes.Clone(first[:p]), words: make([]uint64, x.n)}
+	for i := range h.words {
+		h.words[i] = headWord(x.lastKey(i)[p:])
+	}
+	return h
+}
+
+// headWord is the first 8 bytes of b, big-endian, zero-padded.
+func headWord(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	var w [8]byte
+	copy(w[:], b)
+	return binary.BigEndian.Uint64(w[:])
+}
+
+// bounds returns [lo, hi] for searchIn: lo is the first block whose word is
+// not below key's, hi the first whose word is above it, so only the blocks
+// between, whose words equal key's, need their keys compared.
+func (h *indexHeads) bounds(key []byte) (lo, hi int) {
+	n := len(h.words)
+	p := len(h.prefix)
+	if len(key) < p || !bytes.Equal(key[:p], h.prefix) {
+		// Every last key starts with the prefix: key is below them all or
+		// above them all.
+		if bytes.Compare(key, h.prefix) < 0 {
+			return 0, 0
+		}
+		return n, n
+	}
+	w := headWord(key[p:])
+	lo, _ = slices.BinarySearch(h.words, w)
+	if w == math.MaxUint64 {
+		return lo, n
+	}
+	hi, _ = slices.BinarySearch(h.words[lo:], w+1)
+	return lo, lo + hi
 }

@@ -64,6 +64,7 @@ type Reader struct {
 	// that can hold them, and are pinned here otherwise.
 	index        indexBlock
 	indexPinned  bool
+	heads        *indexHeads // made at open, kept however the index is
 	filter       bloomFilter
 	filterPinned bool
 }
@@ -135,6 +136,8 @@ func (r *Reader) initMeta(meta []byte) error {
 	if r.stats, sb, err = decodeStats(sb); err != nil || len(sb) != 0 {
 		return corruptErr(r.name, int64(r.f.stats.offset), errBadStats)
 	}
+	r.heads = newIndexHeads(x)
+	x.heads = r.heads
 	if r.cache != nil && r.cache.fits(len(idx)) {
 		r.cache.set(r.id, r.f.index.offset, idx, true)
 	} else {
@@ -185,7 +188,9 @@ func (r *Reader) indexBlock(ctx context.Context) (indexBlock, error) {
 		return r.index, nil
 	}
 	if v, ok := r.cache.get(r.id, r.f.index.offset); ok {
-		return indexView(v) // validated before it was cached
+		x, err := indexView(v) // validated before it was cached
+		x.heads = r.heads
+		return x, err
 	}
 	b, err := r.readMeta(ctx, r.f.index)
 	if err != nil {
@@ -196,6 +201,7 @@ func (r *Reader) indexBlock(ctx context.Context) (indexBlock, error) {
 		return indexBlock{}, corruptErr(r.name, int64(r.f.index.offset), err)
 	}
 	r.cache.set(r.id, r.f.index.offset, b, true)
+	x.heads = r.heads
 	return x, nil
 }
 
