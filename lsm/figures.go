@@ -73,8 +73,8 @@ func (m Metrics) Figures() []Figure {
 		{Name: "wal_object_batches", Help: "Write batches per WAL object: the size of group commit's groups.",
 			Kind: Histogram, Hist: m.WAL.ObjectBatches},
 
-		CounterFigure("block_cache_hits", "Block cache hits.", m.BlockCache.Hits),
-		CounterFigure("block_cache_misses", "Block cache misses.", m.BlockCache.Misses),
+		CounterFigure("block_cache_hits", "Data block reads the block cache answered (index and filter blocks are not counted).", m.BlockCache.Hits),
+		CounterFigure("block_cache_misses", "Data block reads the block cache could not answer.", m.BlockCache.Misses),
 		GaugeFigure("block_cache_bytes", "Bytes charged to the block cache.", m.BlockCache.Bytes),
 		GaugeFigure("block_cache_entries", "Blocks in the block cache.", m.BlockCache.Entries),
 		GaugeFigure("block_cache_capacity_bytes", "Block cache capacity.", m.BlockCache.Capacity),

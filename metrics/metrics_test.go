@@ -57,7 +57,7 @@ strata_lsm_flushes_total 7
 # HELP strata_lsm_write_stall_seconds_total Time writes spent stalled or slowed.
 # TYPE strata_lsm_write_stall_seconds_total counter
 strata_lsm_write_stall_seconds_total 1.5
-# HELP strata_block_cache_hits_total Block cache hits.
+# HELP strata_block_cache_hits_total Data block reads the block cache answered (index and filter blocks are not counted).
 # TYPE strata_block_cache_hits_total counter
 strata_block_cache_hits_total 9
 # HELP strata_compactions_total Compaction jobs completed.

@@ -37,6 +37,8 @@ type Cache struct {
 
 // CacheMetrics is a snapshot of a Cache's counters.
 type CacheMetrics struct {
+	// Hits and Misses count reads of data blocks. Index and filter blocks,
+	// which their Readers reach through references (getRef), count neither.
 	Hits, Misses uint64
 	Bytes        int64 // charged bytes: values plus per-entry overhead
 	Entries      int64
@@ -55,6 +57,9 @@ type cacheEntry struct {
 	high       bool
 	used       bool // hit since it was last put at the front
 	prev, next *cacheEntry
+	// ref, if set, is a Reader's reference to value, cleared when the entry
+	// leaves the cache (see getRef).
+	ref *atomic.Pointer[[]byte]
 }
 
 // lruList is a circular doubly-linked list with a sentinel; front is newest.
@@ -169,6 +174,34 @@ func (c *Cache) lookup(id, off uint64, countHit, countMiss bool) ([]byte, bool) 
 	return v, ok
 }
 
+// getRef returns a cached index or filter block and points ref at it until
+// the entry leaves the cache, so that its Reader finds it with one atomic
+// load instead of a lookup under a shard's lock (a point read checks a
+// filter per table it walks). The block then stays accounted for while the
+// Reader reads it without the cache; it is not marked used by those reads,
+// which high priority makes up for. Neither getRef nor the reads through
+// ref count a hit or a miss: Hits and Misses count data blocks.
+func (c *Cache) getRef(id, off uint64, ref *atomic.Pointer[[]byte]) ([]byte, bool) {
+	k := cacheKey{id, off}
+	s := c.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[k]
+	if !ok {
+		return nil, false
+	}
+	e.used = true
+	e.ref = ref
+	ref.Store(&e.value)
+	return e.value, true
+}
+
+// setRef caches a high-priority index or filter block and points ref at it
+// as getRef does.
+func (c *Cache) setRef(id, off uint64, value []byte, ref *atomic.Pointer[[]byte]) {
+	c.insert(id, off, value, true, ref)
+}
+
 // setFetched is set for a block fetched because lookups missed it, which
 // counts as one miss however many lookups wait for it.
 func (c *Cache) setFetched(id, off uint64, value []byte) {
@@ -182,6 +215,11 @@ func (c *Cache) setFetched(id, off uint64, value []byte) {
 // set inserts or replaces a block. High-priority entries outlive every
 // normal entry of their shard.
 func (c *Cache) set(id, off uint64, value []byte, high bool) {
+	c.insert(id, off, value, high, nil)
+}
+
+// insert is set, and setRef if ref is not nil.
+func (c *Cache) insert(id, off uint64, value []byte, high bool, ref *atomic.Pointer[[]byte]) {
 	if !c.fits(len(value)) {
 		return
 	}
@@ -209,10 +247,13 @@ func (c *Cache) set(id, off uint64, value []byte, high bool) {
 		}
 		s.remove(victim)
 	}
-	e := &cacheEntry{key: k, value: value, charge: charge, high: high}
+	e := &cacheEntry{key: k, value: value, charge: charge, high: high, ref: ref}
 	s.m[k] = e
 	s.used += charge
 	s.list(high).pushFront(e)
+	if ref != nil {
+		ref.Store(&e.value)
+	}
 }
 
 // REQUIRES: s.mu held.
@@ -228,4 +269,7 @@ func (s *cacheShard) remove(e *cacheEntry) {
 	unlink(e)
 	delete(s.m, e.key)
 	s.used -= e.charge
+	if e.ref != nil {
+		e.ref.Store(nil)
+	}
 }

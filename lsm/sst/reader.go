@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/thanos-io/objstore"
 
@@ -61,12 +62,16 @@ type Reader struct {
 	stats Stats
 
 	// Index and filter live in the cache (high priority) when there is one
-	// that can hold them, and are pinned here otherwise.
+	// that can hold them, and are pinned here otherwise. While cached, they
+	// are reached through indexRef and filterRef (Cache.getRef), which the
+	// cache clears when it evicts them.
 	index        indexBlock
 	indexPinned  bool
 	heads        *indexHeads // made at open, kept however the index is
 	filter       bloomFilter
 	filterPinned bool
+	indexRef     atomic.Pointer[[]byte]
+	filterRef    atomic.Pointer[[]byte]
 }
 
 // OpenReader reads and verifies the footer, index, filter and stats of an
@@ -139,12 +144,12 @@ func (r *Reader) initMeta(meta []byte) error {
 	r.heads = newIndexHeads(x)
 	x.heads = r.heads
 	if r.cache != nil && r.cache.fits(len(idx)) {
-		r.cache.set(r.id, r.f.index.offset, idx, true)
+		r.cache.setRef(r.id, r.f.index.offset, idx, &r.indexRef)
 	} else {
 		r.index, r.indexPinned = x, true
 	}
 	if r.cache != nil && len(fb) > 0 && r.cache.fits(len(fb)) { // "no filter" costs nothing to pin
-		r.cache.set(r.id, r.f.filter.offset, fb, true)
+		r.cache.setRef(r.id, r.f.filter.offset, fb, &r.filterRef)
 	} else {
 		r.filter, r.filterPinned = filter, true
 	}
@@ -187,10 +192,11 @@ func (r *Reader) indexBlock(ctx context.Context) (indexBlock, error) {
 	if r.indexPinned {
 		return r.index, nil
 	}
-	if v, ok := r.cache.get(r.id, r.f.index.offset); ok {
-		x, err := indexView(v) // validated before it was cached
-		x.heads = r.heads
-		return x, err
+	if p := r.indexRef.Load(); p != nil {
+		return r.cachedIndex(*p)
+	}
+	if v, ok := r.cache.getRef(r.id, r.f.index.offset, &r.indexRef); ok {
+		return r.cachedIndex(v)
 	}
 	b, err := r.readMeta(ctx, r.f.index)
 	if err != nil {
@@ -200,9 +206,17 @@ func (r *Reader) indexBlock(ctx context.Context) (indexBlock, error) {
 	if err != nil {
 		return indexBlock{}, corruptErr(r.name, int64(r.f.index.offset), err)
 	}
-	r.cache.set(r.id, r.f.index.offset, b, true)
+	r.cache.setRef(r.id, r.f.index.offset, b, &r.indexRef)
 	x.heads = r.heads
 	return x, nil
+}
+
+// cachedIndex is the view of an index block from the cache, validated
+// before it was cached.
+func (r *Reader) cachedIndex(b []byte) (indexBlock, error) {
+	x, err := indexView(b)
+	x.heads = r.heads
+	return x, err
 }
 
 // filterBlock returns the bloom filter, from the Reader, the cache or the
@@ -219,7 +233,7 @@ func (r *Reader) filterBlock(ctx context.Context) (bloomFilter, error) {
 	if err != nil {
 		return nil, corruptErr(r.name, int64(r.f.filter.offset), err)
 	}
-	r.cache.set(r.id, r.f.filter.offset, b, true)
+	r.cache.setRef(r.id, r.f.filter.offset, b, &r.filterRef)
 	return f, nil
 }
 
@@ -228,7 +242,10 @@ func (r *Reader) residentFilter() (bloomFilter, bool) {
 	if r.filterPinned {
 		return r.filter, true
 	}
-	if v, ok := r.cache.get(r.id, r.f.filter.offset); ok {
+	if p := r.filterRef.Load(); p != nil {
+		return bloomFilter(*p), true
+	}
+	if v, ok := r.cache.getRef(r.id, r.f.filter.offset, &r.filterRef); ok {
 		return bloomFilter(v), true
 	}
 	return nil, false

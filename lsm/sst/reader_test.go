@@ -350,10 +350,35 @@ func TestReaderRefetchesEvictedMeta(t *testing.T) {
 	if _, ok := r.residentFilter(); ok {
 		t.Fatal("filter still cached after the flood")
 	}
+	if r.indexRef.Load() != nil || r.filterRef.Load() != nil {
+		t.Fatal("the Reader still references an evicted index or filter")
+	}
 	checkGets(t, r, rows, rng)
 	checkIterAll(t, r, rows)
 	if _, ok := r.residentFilter(); !ok {
 		t.Fatal("filter not re-cached by Get")
+	}
+	if r.indexRef.Load() == nil || r.filterRef.Load() == nil {
+		t.Fatal("index or filter re-cached without the Reader's reference")
+	}
+}
+
+// TestCacheCountsDataBlocks pins what the block cache's hits and misses
+// count: data blocks. A point read also checks the filter and searches the
+// index, which the Reader reaches without counting.
+func TestCacheCountsDataBlocks(t *testing.T) {
+	rows := []Row{{Key: []byte("a"), Seq: 1, Kind: KindPut}, {Key: []byte("b"), Seq: 1, Kind: KindPut}}
+	data, _ := build(t, rows, BuilderOptions{BloomBitsPerKey: 10})
+	cache := NewCache(1 << 20)
+	r := openBytes(t, data, cache)
+	ctx := context.Background()
+	for i, want := range []CacheMetrics{{Misses: 1}, {Hits: 1, Misses: 1}, {Hits: 2, Misses: 1}} {
+		if _, ok, _, err := r.Lookup(ctx, []byte("a")); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if m := cache.Metrics(); m.Hits != want.Hits || m.Misses != want.Misses {
+			t.Fatalf("after %d lookups: hits %d, misses %d; want %d, %d", i+1, m.Hits, m.Misses, want.Hits, want.Misses)
+		}
 	}
 }
 
