@@ -59,6 +59,8 @@ func cleanupAtExit() {
 	if builds.dir != "" {
 		_ = os.RemoveAll(builds.dir)
 	}
+	// A later run in the same process (the package's tests) builds again.
+	builds.once, builds.dir, builds.bin, builds.err = sync.Once{}, "", "", nil
 	removeKept()
 }
 
