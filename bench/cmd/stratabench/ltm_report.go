@@ -181,7 +181,7 @@ func (r *ltmRun) readTable() *Table {
 		Note: fmt.Sprintf("%v per phase (SCAN: once over the whole keyspace, one connection), pipeline 1, every value's "+
 			"length checked (a miss fails the run). Zipfian s=1.1 over all keys, hot keys scattered; the hot set is "+
 			"%d consecutive keys (a quarter of the block cache), read once before its phase. Latency per command; "+
-			"objstore GETs = objstore_get_range + objstore_get deltas. The redis-server rows are the peer: "+
+			"block cache hit %% counts data blocks (index and filter blocks are not counted); objstore GETs = objstore_get_range + objstore_get deltas. The redis-server rows are the peer: "+
 			"redis-server 7 (no AOF) holding just the hot set, read by the same client with the same "+
 			"connections and duration right after strata's hot phases.", r.cfg.duration, r.cfg.hotKeys()),
 	}
