@@ -123,8 +123,9 @@ func TestLookupWithHeads(t *testing.T) {
 			if err != nil || !ok || !bytes.Equal(got.Value, row.Value) {
 				t.Fatalf("Lookup(%q) = %q, %v, %v; want %q", row.Key, got.Value, ok, err, row.Value)
 			}
-			if _, ok, _, err := r.Lookup(ctx, append(bytes.Clone(row.Key), 0)); ok || err != nil {
-				t.Fatalf("Lookup of absent %q: %v, %v", append(row.Key, 0), ok, err)
+			absent := append(bytes.Clone(row.Key), 0)
+			if _, ok, _, err := r.Lookup(ctx, absent); ok || err != nil {
+				t.Fatalf("Lookup of absent %q: %v, %v", absent, ok, err)
 			}
 		}
 		it := r.NewIter(ctx, IterOptions{})
