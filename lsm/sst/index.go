@@ -78,7 +78,7 @@ type indexBlock struct {
 	entries []byte // entry region
 	offsets []byte // n little-endian uint32 entry offsets
 	n       int
-	heads   *indexHeads // the Reader's, if it made them: search's first pass
+	heads   *indexHeads // made from this index by its Reader, if large enough: search's first pass
 }
 
 // indexView reads the block's header only.
@@ -157,7 +157,7 @@ func (x indexBlock) lastKey(i int) []byte {
 // search returns the first block whose last key is >= key (n if none): the
 // block holding the first row with a key >= key.
 func (x indexBlock) search(key []byte) int {
-	if h := x.heads; h != nil && len(h.words) == x.n {
+	if h := x.heads; h != nil {
 		lo, hi := h.bounds(key)
 		return x.searchIn(lo, hi, key)
 	}
