@@ -308,9 +308,14 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 			b.aids.retire(t.path)
 		}
 	}()
-	defer t.f.Close()
-	if _, err := t.f.Write(body); err != nil {
-		return fmt.Errorf("blob: upload %s: %w", name, err)
+	closed := false
+	defer func() {
+		if !closed {
+			closeFd(t.fd)
+		}
+	}()
+	if err := writeFull(t.fd, body, -1); err != nil {
+		return fmt.Errorf("blob: upload %s: write %s: %w", name, t.path, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -325,7 +330,10 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 		return nil
 	}
 	b.journal.stats.direct.Add(1)
-	if err := b.aids.rings.fdatasync(t.f); err != nil {
+	f := t.file()
+	closed = true
+	defer f.Close()
+	if err := b.aids.rings.fdatasync(f); err != nil {
 		return fmt.Errorf("blob: upload %s: %w", name, err)
 	}
 	if err := b.syncDir(filepath.Dir(path)); err != nil {
@@ -365,11 +373,12 @@ func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(&yieldingWriter{f: t.f}, ctxReader{ctx, r})
+	f := t.file()
+	_, err = io.Copy(&yieldingWriter{f: f}, ctxReader{ctx, r})
 	if err == nil {
-		err = b.aids.rings.fdatasync(t.f)
+		err = b.aids.rings.fdatasync(f)
 	}
-	if cerr := t.f.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -559,7 +559,7 @@ func TestLocalBucketSpareTemps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh.f.Close()
+	closeFd(fresh.fd)
 	b.aids.retire(fresh.path)
 	left := tmps()
 	for _, old := range spares {

@@ -132,6 +132,7 @@ type JournalStats struct {
 // journalFile is one of a process's two journal files.
 type journalFile struct {
 	f    *os.File // flocked while this process uses it
+	fd   int      // f's descriptor, for the raw writes of appends
 	path string
 	// ring syncs the file through syncf, its own open file description, so
 	// that closing f releases the flock at once: a ring may keep a file it
@@ -319,9 +320,12 @@ func (j *localJournal) appendRecord(kind byte, name string, body []byte) error {
 	copy(hdr[journalRecordHeader:], name)
 	crc := crc32.Update(crc32.Checksum(hdr[4:], crcTable), crcTable, body)
 	binary.LittleEndian.PutUint32(hdr[0:], crc)
-	_, err := f.f.WriteAt(hdr, off)
+	err := writeFull(f.fd, hdr, off) // raw: sysfile_linux.go
 	if err == nil && len(body) > 0 {
-		_, err = f.f.WriteAt(body, off+int64(len(hdr)))
+		err = writeFull(f.fd, body, off+int64(len(hdr)))
+	}
+	if err != nil {
+		err = &os.PathError{Op: "write", Path: f.path, Err: err}
 	}
 	if err == nil {
 		err = f.sync(&j.stats.syncs)
@@ -407,7 +411,7 @@ func (j *localJournal) makeFiles() (files []*journalFile, err error) {
 			if err != nil {
 				return err
 			}
-			f := &journalFile{f: fh, path: path}
+			f := &journalFile{f: fh, fd: int(fh.Fd()), path: path}
 			f.syncCond = sync.NewCond(&f.syncMu)
 			if r, err := newSyncRing(); err == nil {
 				if f.syncf, err = os.Open(path); err == nil {

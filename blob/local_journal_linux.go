@@ -34,7 +34,7 @@ func renameNoReplace(from, to string) error {
 		return errNoRenameNoReplace
 	}
 	for {
-		err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+		err := renameat2(from, to, unix.RENAME_NOREPLACE) // raw: sysfile_linux.go
 		switch err {
 		case nil:
 			return nil

@@ -52,12 +52,18 @@ type recycledTemp struct {
 	when time.Time // of the rename and truncation, which set its mtime
 }
 
-// spareTemp is an empty temp file created ahead of an upload.
+// spareTemp is an empty temp file created ahead of an upload, open for
+// writing. Its descriptor is raw (sysfile_linux.go): a journaled upload
+// writes and closes it without the os package; file hands it to an
+// os.File for the others.
 type spareTemp struct {
-	f    *os.File
+	fd   int
 	path string
 	made time.Time
 }
+
+// file returns an os.File that owns t's descriptor from then on.
+func (t spareTemp) file() *os.File { return os.NewFile(uintptr(t.fd), t.path) }
 
 const (
 	// spareTemps is how many temp files are kept ready: one per upload
@@ -94,11 +100,11 @@ func (a *localAids) newTemp() (spareTemp, error) {
 	if err != nil {
 		return spareTemp{}, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	fd, err := openRaw(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return spareTemp{}, err
 	}
-	return spareTemp{f: f, path: path, made: time.Now()}, nil
+	return spareTemp{fd: fd, path: path, made: time.Now()}, nil
 }
 
 // reuseTemp opens the next recycled file as a temp file; false if there
@@ -122,12 +128,12 @@ func (a *localAids) reuseTemp() (spareTemp, bool) {
 				continue
 			}
 		}
-		f, err := os.OpenFile(r.path, os.O_WRONLY, 0)
+		fd, err := openRaw(r.path, os.O_WRONLY, 0)
 		if err != nil {
 			os.Remove(r.path)
 			continue
 		}
-		return spareTemp{f: f, path: r.path, made: time.Now()}, true
+		return spareTemp{fd: fd, path: r.path, made: time.Now()}, true
 	}
 }
 
@@ -177,7 +183,7 @@ func (a *localAids) take() (spareTemp, error) {
 			a.mu.Unlock()
 			return t, nil
 		}
-		t.f.Close()
+		closeFd(t.fd)
 		a.retired = append(a.retired, t.path)
 	}
 	a.kickLocked()
@@ -294,7 +300,7 @@ func (a *localAids) close() {
 	a.spares, a.retired, a.recycled, a.dirs = nil, nil, nil, map[string]*os.File{}
 	a.mu.Unlock()
 	for _, t := range spares {
-		t.f.Close()
+		closeFd(t.fd)
 		os.Remove(t.path)
 	}
 	for _, p := range retired {

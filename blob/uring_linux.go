@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -33,6 +34,12 @@ type syncRing struct {
 	ring []byte // SQ and CQ rings, one mapping (IORING_FEAT_SINGLE_MMAP)
 	sqes []byte
 	ev   *os.File // eventfd registered with the ring, nonblocking: polled
+	// evConn reads ev raw (sysfile_linux.go); evRead, made once, is the
+	// read it runs, with its result in evErr.
+	evConn syscall.RawConn
+	evRead func(fd uintptr) bool
+	evBuf  [8]byte
+	evErr  syscall.Errno
 
 	sqTail, sqMask, cqHead, cqTail, cqMask *uint32
 	sqArray                                unsafe.Pointer
@@ -127,6 +134,11 @@ func setupSyncRing() (*syncRing, error) {
 		return nil, err
 	}
 	r.ev = os.NewFile(uintptr(efd), "io_uring eventfd")
+	if r.evConn, err = r.ev.SyscallConn(); err != nil {
+		r.close()
+		return nil, err
+	}
+	r.evRead = r.readEvent
 	e := int32(efd)
 	if _, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), ioringRegisterEventfd, uintptr(unsafe.Pointer(&e)), 1, 0, 0); errno != 0 {
 		r.close()
@@ -174,7 +186,9 @@ func (r *syncRing) run(f *os.File) (res int32, err error) {
 	*(*uint32)(unsafe.Add(r.sqArray, 4*uintptr(i))) = i
 	atomic.StoreUint32(r.sqTail, tail+1)
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 1, 0, 0, 0, 0)
+		// Raw (sysfile_linux.go): the submission does not wait, since an
+		// fsync request always goes to an io-wq worker.
+		n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 1, 0, 0, 0, 0)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -197,7 +211,6 @@ func (r *syncRing) await() (res int32, err error) {
 	case err != nil:
 		return 0, err
 	}
-	var buf [8]byte
 	for {
 		head := atomic.LoadUint32(r.cqHead)
 		if head != atomic.LoadUint32(r.cqTail) {
@@ -211,12 +224,32 @@ func (r *syncRing) await() (res int32, err error) {
 		}
 		// The eventfd counts completions; it may still count one already
 		// reaped, and then the loop reads again.
-		if _, err := r.ev.Read(buf[:]); err != nil {
+		r.evErr = 0
+		if err := r.evConn.Read(r.evRead); err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return 0, errRingStalled
 			}
 			return 0, err
 		}
+		if r.evErr != 0 {
+			return 0, os.NewSyscallError("read", r.evErr)
+		}
+	}
+}
+
+// readEvent reads the eventfd's count, raw; false (wait in the poller)
+// while it is zero.
+func (r *syncRing) readEvent(fd uintptr) bool {
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&r.evBuf[0])), uintptr(len(r.evBuf)))
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		r.evErr = e
+		return true
 	}
 }
 

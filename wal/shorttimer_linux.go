@@ -4,12 +4,19 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // shortTimerSys is a timerfd read by a goroutine parked in the runtime's
 // poller, which forwards each expiry of the current arming to C.
+//
+// Its system calls are raw, as a socket's reads are: the writer arms and
+// stops the timer around every PUT, and a call the scheduler is told about
+// wakes its sysmon thread, which then polls every 20 µs for a millisecond
+// or more (see blob/sysfile_linux.go): under appendfsync always that was
+// several percent of the server's CPU.
 type shortTimerSys struct {
 	c    chan time.Time
 	fd   int
@@ -43,8 +50,20 @@ func (t *shortTimer) init() {
 func (t *shortTimer) forward() {
 	defer close(t.done)
 	var buf [8]byte
+	rc, err := t.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	read := func(fd uintptr) bool {
+		for {
+			_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+			if e != unix.EINTR {
+				return e != unix.EAGAIN
+			}
+		}
+	}
 	for {
-		if _, err := t.f.Read(buf[:]); err != nil {
+		if err := rc.Read(read); err != nil {
 			return // closed
 		}
 		due := t.due.Load()
@@ -68,7 +87,7 @@ func (t *shortTimer) Reset(d time.Duration) {
 	d = max(d, time.Microsecond) // a zero it_value would disarm the timerfd
 	t.due.Store(int64(time.Since(timerBase) + d))
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
+	if err := timerfdSettime(t.fd, &spec); err != nil {
 		// Never a wait without an end: the rest of this timer's life is
 		// the runtime's timers.
 		t.close()
@@ -76,6 +95,15 @@ func (t *shortTimer) Reset(d time.Duration) {
 		t.C = t.tm.C
 		t.tm.Reset(d)
 	}
+}
+
+// timerfdSettime is timerfd_settime(2) with relative times, raw.
+func timerfdSettime(fd int, spec *unix.ItimerSpec) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), 0, uintptr(unsafe.Pointer(spec)), 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // Stop disarms the timer and empties C.
@@ -86,7 +114,7 @@ func (t *shortTimer) Stop() {
 	}
 	t.due.Store(0)
 	var off unix.ItimerSpec
-	_ = unix.TimerfdSettime(t.fd, 0, &off, nil) // a failure leaves an expiry forward drops
+	_ = timerfdSettime(t.fd, &off) // a failure leaves an expiry forward drops
 	t.drain()
 }
 

@@ -1,0 +1,104 @@
+package blob
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The system calls of a journaled upload (local_journal.go) and of the temp
+// files it takes are made raw: without telling the Go scheduler, as socket
+// reads and writes are. A call the scheduler is told about (entersyscall)
+// wakes sysmon if it sleeps, and sysmon then polls every 20 µs for the
+// next millisecond or more, preempting the one processor each time it
+// wakes. Under appendfsync always the processor idles during every WAL
+// fdatasync, so sysmon went to sleep and was woken again by the next PUT's
+// first call hundreds of times a second: 8-10% of the server's CPU under
+// 50 unpipelined clients of durable SETs, with a handoff of the processor
+// to another thread whenever a call outlasted a sysmon tick.
+//
+// The calls made raw are short: page-cache writes of a few KB, a rename and
+// an open in a directory in constant use, a close. Each holds its
+// processor until it returns, as a page fault would; a disk stall that
+// blocked one would stall that processor's goroutines with it, where the
+// scheduler would have handed the processor on. Large uploads (SSTs) keep
+// the os.File path.
+
+// openRaw opens path with flags (O_CLOEXEC added), raw.
+func openRaw(path string, flags int, perm uint32) (int, error) {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	for {
+		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_CLOEXEC), uintptr(perm), 0, 0)
+		switch e {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, &os.PathError{Op: "open", Path: path, Err: e}
+	}
+}
+
+// atFDCWD is AT_FDCWD as a system call argument.
+var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
+
+// writeFull writes all of p at off (pwrite), or at the file offset if off
+// is negative (write), raw.
+func writeFull(fd int, p []byte, off int64) error {
+	for len(p) > 0 {
+		var n uintptr
+		var e syscall.Errno
+		if off < 0 {
+			n, _, e = unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		} else {
+			n, _, e = unix.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(off), 0, 0)
+		}
+		switch e {
+		case 0:
+		case unix.EINTR:
+			continue
+		default:
+			return e
+		}
+		if n == 0 {
+			return unix.EIO // a regular file takes what it is given or fails
+		}
+		p = p[n:]
+		if off >= 0 {
+			off += int64(n)
+		}
+	}
+	return nil
+}
+
+// closeFd closes fd, raw. Linux releases the descriptor even when close
+// reports an error, so it is never retried.
+func closeFd(fd int) error {
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// renameat2 is renameat2(2) of absolute or working-directory-relative
+// paths, raw.
+func renameat2(from, to string, flags uint) error {
+	fp, err := unix.BytePtrFromString(from)
+	if err != nil {
+		return err
+	}
+	tp, err := unix.BytePtrFromString(to)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.RawSyscall6(unix.SYS_RENAMEAT2, atFDCWD, uintptr(unsafe.Pointer(fp)), atFDCWD, uintptr(unsafe.Pointer(tp)), uintptr(flags), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+//go:build !linux
+
+package blob
+
+import (
+	"os"
+	"syscall"
+)
+
+// Off Linux these are the ordinary system calls (see sysfile_linux.go).
+
+func openRaw(path string, flags int, perm uint32) (int, error) {
+	fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, perm)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+func writeFull(fd int, p []byte, off int64) error {
+	for len(p) > 0 {
+		var n int
+		var err error
+		if off < 0 {
+			n, err = syscall.Write(fd, p)
+		} else {
+			n, err = syscall.Pwrite(fd, p, off)
+			off += int64(n)
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+func closeFd(fd int) error { return syscall.Close(fd) }
