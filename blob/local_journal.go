@@ -132,7 +132,7 @@ type JournalStats struct {
 // journalFile is one of a process's two journal files.
 type journalFile struct {
 	f    *os.File // flocked while this process uses it
-	fd   int      // f's descriptor, for the raw writes of appends
+	fd   int      // f's descriptor for the raw writes of appends; f is closed only once no append is in flight
 	path string
 	// ring syncs the file through syncf, its own open file description, so
 	// that closing f releases the flock at once: a ring may keep a file it
