@@ -25,7 +25,6 @@ func writeFull(fd int, p []byte, off int64) error {
 			n, err = syscall.Write(fd, p)
 		} else {
 			n, err = syscall.Pwrite(fd, p, off)
-			off += int64(n)
 		}
 		if err == syscall.EINTR {
 			continue
@@ -34,6 +33,9 @@ func writeFull(fd int, p []byte, off int64) error {
 			return err
 		}
 		p = p[n:]
+		if off >= 0 {
+			off += int64(n)
+		}
 	}
 	return nil
 }

@@ -54,17 +54,18 @@ func (t *shortTimer) forward() {
 	if err != nil {
 		return
 	}
+	var errno unix.Errno
 	read := func(fd uintptr) bool {
 		for {
-			_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-			if e != unix.EINTR {
-				return e != unix.EAGAIN
+			_, _, errno = unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+			if errno != unix.EINTR {
+				return errno != unix.EAGAIN
 			}
 		}
 	}
 	for {
-		if err := rc.Read(read); err != nil {
-			return // closed
+		if err := rc.Read(read); err != nil || errno != 0 {
+			return // closed, or a read that fails would fail again
 		}
 		due := t.due.Load()
 		if due == 0 || time.Since(timerBase) < time.Duration(due) {
