@@ -166,9 +166,25 @@ func (s *Store) LSet(ctx context.Context, db int, key []byte, i int64, val []byt
 // LRange returns the elements from start to stop inclusive, with Redis's
 // clamping of out-of-range and negative indexes.
 func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int64) ([][]byte, error) {
+	var out [][]byte
+	var cp copier
+	_, err := s.LRangeFunc(ctx, db, key, start, stop,
+		func(n int) { out = make([][]byte, 0, n) },
+		func(v []byte) { out = append(out, cp.copy(v)) })
+	return out, err
+}
+
+// LRangeFunc is LRange without its copies, for a caller that writes each
+// element somewhere at once (a reply): it calls begin with the number of
+// elements from start to stop by the list's length, then each with every
+// one of them in order, valid only during the call, and returns how many
+// it passed. A missing list calls neither. A write that shortens the list
+// between the read of its length and of its elements (another client's
+// LPOP) leaves fewer than begin was told; never more.
+func (s *Store) LRangeFunc(ctx context.Context, db int, key []byte, start, stop int64, begin func(n int), each func(v []byte)) (int, error) {
 	c, ok, err := s.openList(ctx, db, key, false)
 	if err != nil || !ok {
-		return nil, err
+		return 0, err
 	}
 	n := c.meta.Count
 	if start < 0 {
@@ -179,16 +195,18 @@ func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int6
 	}
 	stop = min(stop, n-1)
 	if start > stop {
-		return [][]byte{}, nil
+		begin(0)
+		return 0, nil
 	}
+	begin(int(stop - start + 1))
 	it := s.newIter(ctx, lsm.IterOptions{
 		LowerBound: c.elem(posSuffix(c.meta.Head + uint64(start))),
 		UpperBound: c.elem(posSuffix(c.meta.Head + uint64(stop) + 1)),
 	})
-	out := make([][]byte, 0, stop-start+1)
-	var cp copier
+	seen := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		out = append(out, cp.copy(it.Value()))
+		each(it.Value())
+		seen++
 	}
-	return out, it.Close()
+	return seen, it.Close()
 }

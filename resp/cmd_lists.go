@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 
+	"github.com/tidwall/redcon"
+
 	"github.com/stratakv/strata/keyspace"
 )
 
@@ -130,11 +132,31 @@ func cmdLRange(c *call) {
 	if !ok {
 		return
 	}
-	vals, err := c.st.LRange(c.ctx, c.db, c.arg(1), start, stop)
-	if c.fail(err) {
+	// The elements go straight into the reply, after the count the list's
+	// length gives, which is corrected if the list shrank meanwhile.
+	mark, announced, begun := len(*c.out), 0, false
+	seen, err := c.st.LRangeFunc(c.ctx, c.db, c.arg(1), start, stop,
+		func(n int) { announced, begun = n, true; c.array(n) },
+		c.bulk)
+	if err != nil {
+		*c.out = (*c.out)[:mark]
+		c.fail(err)
 		return
 	}
-	c.bulks(vals)
+	switch {
+	case !begun:
+		c.array(0)
+	case seen != announced:
+		*c.out = recountArray(*c.out, mark, announced, seen)
+	}
+}
+
+// recountArray rewrites the header of the array reply at out[mark:], sent
+// as holding announced elements, to hold n, the elements after it. It is
+// the rare path (a list shortened during the read), so it copies freely.
+func recountArray(out []byte, mark, announced, n int) []byte {
+	body := append([]byte(nil), out[mark+len(redcon.AppendArray(nil, announced)):]...)
+	return append(redcon.AppendArray(out[:mark], n), body...)
 }
 
 // listIndexArg parses argument i as an index the way LINDEX and LSET do:

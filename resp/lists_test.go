@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -429,4 +430,84 @@ func TestListsRestart(t *testing.T) {
 	if v, _ := c.LPos(ctx, "l", "b2", redis.LPosArgs{}).Result(); v != 2 {
 		t.Errorf("LPOS = %d", v)
 	}
+}
+
+// TestRecountArray: an array reply whose header announced more elements
+// than followed it is rewritten to the count that did, its elements intact,
+// and what was in the buffer before it untouched.
+func TestRecountArray(t *testing.T) {
+	out := []byte("+OK\r\n")
+	mark := len(out)
+	out = append(out, "*12\r\n$1\r\na\r\n$2\r\nbc\r\n"...)
+	if got, want := string(recountArray(out, mark, 12, 2)), "+OK\r\n*2\r\n$1\r\na\r\n$2\r\nbc\r\n"; got != want {
+		t.Errorf("recount 12 -> 2: %q, want %q", got, want)
+	}
+	out = append(out[:mark], "*3\r\n"...)
+	if got, want := string(recountArray(out, mark, 3, 0)), "+OK\r\n*0\r\n"; got != want {
+		t.Errorf("recount 3 -> 0: %q, want %q", got, want)
+	}
+}
+
+// TestLRangeWhileShortened: LRANGE writes a list's elements straight into
+// its reply after a count taken from the list's length, so a client that
+// pops elements meanwhile makes it send fewer than it announced. Every
+// reply must still parse (go-redis reads the announced count of bulks,
+// and a wrong header desynchronizes the connection) and hold a run of
+// consecutive elements ending at the list's last.
+func TestLRangeWhileShortened(t *testing.T) {
+	ts := startServer(t, Config{})
+	ctx := context.Background()
+	reader, popper := listClient(t, ts), listClient(t, ts)
+	const n = 3000
+	vals := make([]any, n)
+	for i := range vals {
+		vals[i] = i
+	}
+	if err := popper.RPush(ctx, "l", vals...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for range n - 1 {
+			if err := popper.LPop(ctx, "l").Err(); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for popping := true; popping; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			popping = false
+		default:
+		}
+		got, err := reader.LRange(ctx, "l", 0, -1).Result()
+		if err != nil {
+			t.Fatalf("LRANGE while popping: %v", err)
+		}
+		if len(got) == 0 || got[len(got)-1] != "2999" {
+			t.Fatalf("LRANGE while popping: %d elements ending %v, want a run ending 2999", len(got), got[max(len(got)-1, 0):])
+		}
+		for i := 1; i < len(got); i++ {
+			if a, b := got[i-1], got[i]; atoi(t, b) != atoi(t, a)+1 {
+				t.Fatalf("LRANGE while popping: %s then %s", a, b)
+			}
+		}
+	}
+	if got := reader.LRange(ctx, "l", 0, -1).Val(); !slices.Equal(got, []string{"2999"}) {
+		t.Fatalf("left %v", got)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("element %q: %v", s, err)
+	}
+	return n
 }
