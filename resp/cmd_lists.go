@@ -134,9 +134,9 @@ func cmdLRange(c *call) {
 	}
 	// The elements go straight into the reply, after the count the list's
 	// length gives, which is corrected if the list shrank meanwhile.
-	mark, announced, begun := len(*c.out), 0, false
+	mark, announced := len(*c.out), 0
 	seen, err := c.st.LRangeFunc(c.ctx, c.db, c.arg(1), start, stop,
-		func(n int) { announced, begun = n, true; c.array(n) },
+		func(n int) { announced = n; c.array(n) },
 		c.bulk)
 	if err != nil {
 		*c.out = (*c.out)[:mark]
@@ -144,7 +144,7 @@ func cmdLRange(c *call) {
 		return
 	}
 	switch {
-	case !begun:
+	case len(*c.out) == mark: // a missing list: begin never ran
 		c.array(0)
 	case seen != announced:
 		*c.out = recountArray(*c.out, mark, announced, seen)
