@@ -96,10 +96,13 @@ func TestRowQueueReleaseClears(t *testing.T) {
 	q.release(a)
 	q.release(b)
 	for _, c := range q.free {
-		for i := range c {
-			if c[i].Key != nil || c[i].Value != nil {
+		for i := range c.rows {
+			if c.rows[i].Key != nil || c.rows[i].Value != nil {
 				t.Fatalf("a released chunk still points to row bytes at %d", i)
 			}
+		}
+		if len(c.keys) != 0 {
+			t.Fatalf("a released chunk holds %d bytes of key copies", len(c.keys))
 		}
 	}
 }
