@@ -40,43 +40,74 @@ type collection struct {
 	// recent: the metadata row is in the engine's mutable memtable, so
 	// leaving it unchanged costs reads nothing (see finish)
 	recent bool
-	prefix []byte // element rows' common prefix
-	pbuf   [48]byte
+	// The element rows' common prefix (see prefix): the first plen bytes of
+	// pbuf, or long if set (a prefix too long for pbuf, or one made
+	// elsewhere). Never a slice of the collection itself, so that a
+	// collection can live on its command's stack (see openCollectionInto).
+	plen int
+	pbuf [48]byte
+	long []byte
+}
+
+// prefix returns the element rows' common prefix.
+func (c *collection) prefix() []byte {
+	if c.long != nil {
+		return c.long
+	}
+	return c.pbuf[:c.plen:c.plen]
 }
 
 // openCollection loads key as a collection of type t. With create, a
 // missing key becomes an empty collection with a new version (written only
 // if elements are added).
 func (s *Store) openCollection(ctx context.Context, db int, key []byte, t Type, create bool) (*collection, bool, error) {
+	c := new(collection)
+	ok, err := s.openCollectionInto(c, ctx, db, key, t, create)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return c, true, nil
+}
+
+// openCollectionInto is openCollection filling *c, which the hot write
+// commands (LPUSH, HSET, SADD, ZADD and the pops) keep on their stacks: a
+// collection allocated per command was the largest allocation of each
+// (288 bytes), and its garbage a share of their CPU.
+func (s *Store) openCollectionInto(c *collection, ctx context.Context, db int, key []byte, t Type, create bool) (bool, error) {
 	if err := checkDB(db); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	gen := s.gen(db)
 	m, ok, recent, err := s.getTypedRecent(ctx, gen, key, t)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if !ok && !create {
-		return nil, false, nil
+		return false, nil
 	}
-	c := &collection{s: s, gen: gen, key: key, meta: m, old: m, exists: ok, recent: recent}
+	*c = collection{s: s, gen: gen, key: key, meta: m, old: m, exists: ok, recent: recent}
 	if !ok {
 		c.meta = Meta{Type: t, Version: s.newVersion()}
 	}
 	kind, _ := elementKind(t)
-	c.prefix = appendElementPrefix(c.pbuf[:0], kind, gen, key, c.meta.Version)
-	return c, true, nil
+	if n := elementPrefixLen(key); n <= len(c.pbuf) {
+		appendElementPrefix(c.pbuf[:0], kind, gen, key, c.meta.Version)
+		c.plen = n
+	} else {
+		c.long = appendElementPrefix(make([]byte, 0, n), kind, gen, key, c.meta.Version)
+	}
+	return true, nil
 }
 
 // elem returns the engine key of the element with the given suffix.
 func (c *collection) elem(suffix []byte) []byte {
-	return c.appendElem(make([]byte, 0, len(c.prefix)+len(suffix)), suffix)
+	return c.appendElem(make([]byte, 0, len(c.prefix())+len(suffix)), suffix)
 }
 
 // appendElem appends the engine key of the element with the given suffix
 // to dst: callers that only pass the key on build it on the stack.
 func (c *collection) appendElem(dst, suffix []byte) []byte {
-	return append(append(dst, c.prefix...), suffix...)
+	return append(append(dst, c.prefix()...), suffix...)
 }
 
 // putElem adds the element row with the given suffix to b. Its key is
@@ -93,9 +124,10 @@ func (c *collection) deleteElem(b *lsm.Batch, suffix []byte) {
 	b.Delete(c.appendElem(kbuf[:0], suffix))
 }
 
-// get reads an element row.
+// get reads an element row. Its key is built on the stack.
 func (c *collection) get(ctx context.Context, suffix []byte) ([]byte, bool, error) {
-	v, err := c.s.get(ctx, c.elem(suffix))
+	var kbuf [128]byte
+	v, err := c.s.get(ctx, c.appendElem(kbuf[:0], suffix))
 	if errors.Is(err, lsm.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -144,9 +176,9 @@ func sameMeta(a, b Meta) bool {
 
 // scan calls fn for every element row (suffix, value) in order.
 func (c *collection) scan(ctx context.Context, fn func(suffix, value []byte) error) error {
-	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: c.prefix})
+	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: c.prefix()})
 	for ok := it.First(); ok; ok = it.Next() {
-		if err := fn(it.Key()[len(c.prefix):], it.Value()); err != nil {
+		if err := fn(it.Key()[len(c.prefix()):], it.Value()); err != nil {
 			it.Close()
 			return err
 		}

@@ -44,7 +44,8 @@ func (c *collection) elementScan(ctx context.Context, tag, cursor []byte, match 
 
 // HScan is HSCAN: fields and values of the hash at key, a page at a time.
 func (s *Store) HScan(ctx context.Context, db int, key, cursor []byte, match string, count int) ([]byte, [][2][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
@@ -58,7 +59,8 @@ func (s *Store) HScan(ctx context.Context, db int, key, cursor []byte, match str
 
 // SScan is SSCAN: members of the set at key, a page at a time.
 func (s *Store) SScan(ctx context.Context, db int, key, cursor []byte, match string, count int) ([]byte, [][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
@@ -73,7 +75,8 @@ func (s *Store) SScan(ctx context.Context, db int, key, cursor []byte, match str
 // ZScan is ZSCAN: members and scores of the sorted set at key, in member
 // order, a page at a time.
 func (s *Store) ZScan(ctx context.Context, db int, key, cursor []byte, match string, count int) ([]byte, []ZMember, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return nil, nil, err
 	}

@@ -323,8 +323,11 @@ func decodeMeta(b []byte) (Meta, error) {
 // (kind, gen, key, version) are never prefixes of one another.
 // REQUIRES: isElementKind(kind); len(key) < 2^32. Panics otherwise.
 func elementPrefix(kind byte, gen uint32, key []byte, version uint64) []byte {
-	return appendElementPrefix(make([]byte, 0, elementHeaderLen+len(key)+8), kind, gen, key, version)
+	return appendElementPrefix(make([]byte, 0, elementPrefixLen(key)), kind, gen, key, version)
 }
+
+// elementPrefixLen is the length of elementPrefix's result for key.
+func elementPrefixLen(key []byte) int { return elementHeaderLen + len(key) + 8 }
 
 // appendElementPrefix appends elementPrefix(kind, gen, key, version) to dst.
 func appendElementPrefix(dst []byte, kind byte, gen uint32, key []byte, version uint64) []byte {

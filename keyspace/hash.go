@@ -12,7 +12,8 @@ import (
 // HSet sets fields of the hash at key and returns how many were new.
 func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, true)
 	if err != nil {
 		return 0, err
 	}
@@ -44,7 +45,8 @@ func (s *Store) HSet(ctx context.Context, db int, key []byte, pairs ...[2][]byte
 
 // HGet returns the value of field in the hash at key.
 func (s *Store) HGet(ctx context.Context, db int, key, field []byte) ([]byte, bool, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -60,7 +62,8 @@ func (s *Store) HExists(ctx context.Context, db int, key, field []byte) (bool, e
 // HDel removes fields from the hash at key and returns how many existed.
 func (s *Store) HDel(ctx context.Context, db int, key []byte, fields ...[]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -81,7 +84,8 @@ func (s *Store) HDel(ctx context.Context, db int, key []byte, fields ...[]byte) 
 
 // HLen returns the number of fields of the hash at key: O(1).
 func (s *Store) HLen(ctx context.Context, db int, key []byte) (int64, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -90,7 +94,8 @@ func (s *Store) HLen(ctx context.Context, db int, key []byte) (int64, error) {
 
 // HGetAll returns the fields and values of the hash at key, by field.
 func (s *Store) HGetAll(ctx context.Context, db int, key []byte) ([][2][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -106,7 +111,8 @@ func (s *Store) HGetAll(ctx context.Context, db int, key []byte) ([][2][]byte, e
 // HIncrBy adds delta to the integer in field of the hash at key.
 func (s *Store) HIncrBy(ctx context.Context, db int, key, field []byte, delta int64) (int64, error) {
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, true)
 	if err != nil {
 		return 0, err
 	}
@@ -140,7 +146,8 @@ func (s *Store) HIncrByFloat(ctx context.Context, db int, key, field []byte, del
 		return 0, ErrValueNaNOrInf
 	}
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, true)
 	if err != nil {
 		return 0, err
 	}

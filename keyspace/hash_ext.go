@@ -19,7 +19,8 @@ var errHashSetRandRange = errors.New("ERR value is out of range, value must betw
 // reports whether it did.
 func (s *Store) HSetNX(ctx context.Context, db int, key, field, val []byte) (bool, error) {
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, true)
 	if err != nil {
 		return false, err
 	}
@@ -53,7 +54,8 @@ func (s *Store) HVals(ctx context.Context, db int, key []byte) ([][]byte, error)
 // hashColumn returns the fields (col 0) or values (col 1) of the hash at
 // key without copying the other half, as HGETALL would.
 func (s *Store) hashColumn(ctx context.Context, db int, key []byte, col int) ([][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -72,7 +74,8 @@ func (s *Store) hashColumn(ctx context.Context, db int, key []byte, col int) ([]
 func (s *Store) HMGet(ctx context.Context, db int, key []byte, fields ...[]byte) ([][]byte, error) {
 	defer s.lock(db, key)()
 	out := make([][]byte, len(fields))
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return out, err
 	}
@@ -108,7 +111,8 @@ func (s *Store) HRandField(ctx context.Context, db int, key []byte, count int64,
 	}
 	// The stripe keeps the count equal to the rows walked.
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeHash, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -192,9 +196,9 @@ func (c *collection) rowsAtRanks(ctx context.Context, ranks []int64) ([][2][]byt
 // scanWhile calls fn for the element rows (suffix, value) of c in order
 // until fn reports false or fails.
 func (c *collection) scanWhile(ctx context.Context, fn func(suffix, value []byte) (bool, error)) error {
-	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: c.prefix})
+	it := c.s.newIter(ctx, lsm.IterOptions{Prefix: c.prefix()})
 	for ok := it.First(); ok; ok = it.Next() {
-		more, err := fn(it.Key()[len(c.prefix):], it.Value())
+		more, err := fn(it.Key()[len(c.prefix()):], it.Value())
 		if err != nil {
 			it.Close()
 			return err

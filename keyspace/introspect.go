@@ -104,7 +104,7 @@ func (s *Store) Encoding(ctx context.Context, db int, key []byte) (string, bool,
 	case TypeSet:
 		if m.Count <= 512 {
 			allInts := true
-			c := &collection{s: s, gen: gen, key: key, meta: m, prefix: elementPrefix(kindSet, gen, key, m.Version)}
+			c := &collection{s: s, gen: gen, key: key, meta: m, long: elementPrefix(kindSet, gen, key, m.Version)}
 			err := c.scan(ctx, func(member, _ []byte) error {
 				if _, err := strconv.ParseInt(string(member), 10, 64); err != nil || !canonicalInt(member) {
 					allInts = false

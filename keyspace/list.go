@@ -14,11 +14,21 @@ import (
 func posSuffix(pos uint64) []byte { return binary.BigEndian.AppendUint64(nil, pos) }
 
 func (s *Store) openList(ctx context.Context, db int, key []byte, create bool) (*collection, bool, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeList, create)
+	c := new(collection)
+	ok, err := s.openListInto(c, ctx, db, key, create)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return c, true, nil
+}
+
+// openListInto is openList filling *c (see openCollectionInto).
+func (s *Store) openListInto(c *collection, ctx context.Context, db int, key []byte, create bool) (bool, error) {
+	ok, err := s.openCollectionInto(c, ctx, db, key, TypeList, create)
 	if err == nil && ok && !c.exists {
 		c.meta.Head, c.meta.Tail = listInitialPosition, listInitialPosition
 	}
-	return c, ok, err
+	return ok, err
 }
 
 // LPush prepends vals one by one (so the last ends up first) and returns
@@ -44,8 +54,8 @@ func (s *Store) RPushX(ctx context.Context, db int, key []byte, vals ...[]byte) 
 
 func (s *Store) push(ctx context.Context, db int, key []byte, left, onlyIfExists bool, vals [][]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, _, err := s.openList(ctx, db, key, true)
-	if err != nil {
+	var c collection
+	if _, err := s.openListInto(&c, ctx, db, key, true); err != nil {
 		return 0, err
 	}
 	if onlyIfExists && !c.exists {
@@ -78,7 +88,8 @@ func (s *Store) RPop(ctx context.Context, db int, key []byte, count int) ([][]by
 
 func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count int) ([][]byte, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -112,7 +123,8 @@ func (s *Store) pop(ctx context.Context, db int, key []byte, left bool, count in
 
 // LLen returns the length of the list at key: O(1).
 func (s *Store) LLen(ctx context.Context, db int, key []byte) (int64, error) {
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -132,7 +144,8 @@ func (c *collection) position(i int64) (uint64, bool) {
 
 // LIndex returns the element at index i: O(1).
 func (s *Store) LIndex(ctx context.Context, db int, key []byte, i int64) ([]byte, bool, error) {
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -146,7 +159,8 @@ func (s *Store) LIndex(ctx context.Context, db int, key []byte, i int64) ([]byte
 // LSet replaces the element at index i: O(1).
 func (s *Store) LSet(ctx context.Context, db int, key []byte, i int64, val []byte) error {
 	defer s.lock(db, key)()
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil {
 		return err
 	}
@@ -182,7 +196,8 @@ func (s *Store) LRange(ctx context.Context, db int, key []byte, start, stop int6
 // between the read of its length and of its elements (another client's
 // LPOP) leaves fewer than begin was told; never more.
 func (s *Store) LRangeFunc(ctx context.Context, db int, key []byte, start, stop int64, begin func(n int), each func(v []byte)) (int, error) {
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -37,7 +37,8 @@ var (
 // Cost: O(removed) row deletions, O(1) when the whole list goes.
 func (s *Store) LTrim(ctx context.Context, db int, key []byte, start, stop int64) error {
 	defer s.lock(db, key)()
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return err
 	}
@@ -80,7 +81,8 @@ func (s *Store) LTrim(ctx context.Context, db int, key []byte, start, stop int64
 // untouched between (or beside) the removed elements; see removeAt.
 func (s *Store) LRem(ctx context.Context, db int, key []byte, count int64, val []byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -175,7 +177,8 @@ func (c *collection) shift(ctx context.Context, b *lsm.Batch, lo, hi, delta int6
 // shorter side of the insertion point one position outwards.
 func (s *Store) LInsert(ctx context.Context, db int, key []byte, before bool, pivot, val []byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -235,7 +238,8 @@ func (s *Store) LPos(ctx context.Context, db int, key []byte, val []byte, rank, 
 	case maxlen < 0:
 		return nil, ErrMaxlenNegative
 	}
-	c, ok, err := s.openList(ctx, db, key, false)
+	var c collection
+	ok, err := s.openListInto(&c, ctx, db, key, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -303,7 +307,7 @@ func (c *collection) walkRange(ctx context.Context, lo, hi int64, fn func(i int6
 	})
 	i := lo
 	for ok := it.First(); ok; ok = it.Next() {
-		if binary.BigEndian.Uint64(it.Key()[len(c.prefix):]) != c.meta.Head+uint64(i) {
+		if binary.BigEndian.Uint64(it.Key()[len(c.prefix()):]) != c.meta.Head+uint64(i) {
 			it.Close()
 			return errCorruptList(c.key, c.meta.Head+uint64(i))
 		}

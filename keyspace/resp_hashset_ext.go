@@ -27,7 +27,8 @@ func (s *Store) HIncrByFloatText(ctx context.Context, db int, key, field, incr [
 		return nil, ErrValueNaNOrInf
 	}
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeHash, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeHash, true)
 	if err != nil {
 		return nil, err
 	}

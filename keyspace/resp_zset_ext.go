@@ -26,7 +26,8 @@ func (s *Store) ZAddIncr(ctx context.Context, db int, key []byte, o ZAddOptions,
 		return 0, false, ErrNotFloat
 	}
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeZSet, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, true)
 	if err != nil {
 		return 0, false, err
 	}

@@ -9,7 +9,8 @@ import (
 // SAdd adds members to the set at key and returns how many were new.
 func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeSet, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, true)
 	if err != nil {
 		return 0, err
 	}
@@ -31,7 +32,8 @@ func (s *Store) SAdd(ctx context.Context, db int, key []byte, members ...[]byte)
 // SRem removes members from the set at key and returns how many existed.
 func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -52,7 +54,8 @@ func (s *Store) SRem(ctx context.Context, db int, key []byte, members ...[]byte)
 
 // SCard returns the number of members of the set at key: O(1).
 func (s *Store) SCard(ctx context.Context, db int, key []byte) (int64, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -61,7 +64,8 @@ func (s *Store) SCard(ctx context.Context, db int, key []byte) (int64, error) {
 
 // SIsMember reports whether m is in the set at key.
 func (s *Store) SIsMember(ctx context.Context, db int, key, m []byte) (bool, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -71,7 +75,8 @@ func (s *Store) SIsMember(ctx context.Context, db int, key, m []byte) (bool, err
 
 // SMembers returns the members of the set at key in byte order.
 func (s *Store) SMembers(ctx context.Context, db int, key []byte) ([][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -24,7 +24,8 @@ var (
 func (s *Store) SMIsMember(ctx context.Context, db int, key []byte, members ...[]byte) ([]bool, error) {
 	defer s.lock(db, key)()
 	out := make([]bool, len(members))
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return out, err
 	}
@@ -46,7 +47,8 @@ func (s *Store) SPop(ctx context.Context, db int, key []byte, count int64) ([][]
 		return nil, errSPopNegative
 	}
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -82,7 +84,8 @@ func (s *Store) SRandMember(ctx context.Context, db int, key []byte, count int64
 		return nil, errHashSetRandRange
 	}
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}

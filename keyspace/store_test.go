@@ -226,3 +226,66 @@ func TestWarmMembersRows(t *testing.T) {
 		t.Errorf("HGET after warming = %q, %v, %v", v, ok, err)
 	}
 }
+
+// TestCollectionPrefixLengths: a collection's element prefix is kept in
+// the collection when it fits and on the heap when it does not (see
+// collection.prefix). Keys on both sides of that limit, in pairs that
+// differ only past it, each keep their own elements through every type's
+// writes and reads, in rows under the prefix the format defines (which
+// the compaction filter and DEL rely on).
+func TestCollectionPrefixLengths(t *testing.T) {
+	ctx := context.Background()
+	s, db := openTestStore(t)
+	limit := len(collection{}.pbuf) - elementPrefixLen(nil) // longest key whose prefix fits
+	for _, n := range []int{limit - 1, limit, limit + 1, 200} {
+		for _, last := range []byte{'a', 'b'} {
+			key := append(bytes.Repeat([]byte("k"), n-1), last)
+			own := []byte(fmt.Sprintf("%d%c", n, last))
+			if _, err := s.HSet(ctx, 0, key, [2][]byte{own, own}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.LPush(ctx, 0, append([]byte("l"), key...), own); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SAdd(ctx, 0, append([]byte("s"), key...), own); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ZAdd(ctx, 0, append([]byte("z"), key...), ZAddOptions{}, ZMember{Score: 1, Member: own}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range []int{limit - 1, limit, limit + 1, 200} {
+		for _, last := range []byte{'a', 'b'} {
+			key := append(bytes.Repeat([]byte("k"), n-1), last)
+			own := fmt.Sprintf("%d%c", n, last)
+			h, err := s.HGetAll(ctx, 0, key)
+			if err != nil || len(h) != 1 || string(h[0][0]) != own {
+				t.Errorf("key of %d bytes: HGETALL = %q, %v; want only %s", n, h, err, own)
+			}
+			m, ok, err := s.getMeta(ctx, s.gen(0), key)
+			if err != nil || !ok {
+				t.Fatalf("key of %d bytes: metadata %v %v", n, ok, err)
+			}
+			want := append(elementPrefix(kindHash, s.gen(0), key, m.Version), own...)
+			if v, err := db.Get(ctx, want); err != nil || string(v) != own {
+				t.Errorf("key of %d bytes: the field's row at its format's key: %q, %v", n, v, err)
+			}
+			if v, ok, err := s.HGet(ctx, 0, key, []byte(own)); err != nil || !ok || string(v) != own {
+				t.Errorf("key of %d bytes: HGET = %q %v %v", n, v, ok, err)
+			}
+			l, err := s.LRange(ctx, 0, append([]byte("l"), key...), 0, -1)
+			if err != nil || len(l) != 1 || string(l[0]) != own {
+				t.Errorf("key of %d bytes: LRANGE = %q, %v; want only %s", n, l, err, own)
+			}
+			sm, err := s.SMembers(ctx, 0, append([]byte("s"), key...))
+			if err != nil || len(sm) != 1 || string(sm[0]) != own {
+				t.Errorf("key of %d bytes: SMEMBERS = %q, %v; want only %s", n, sm, err, own)
+			}
+			z, err := s.ZRange(ctx, 0, append([]byte("z"), key...), 0, -1, false)
+			if err != nil || len(z) != 1 || string(z[0].Member) != own {
+				t.Errorf("key of %d bytes: ZRANGE = %v, %v; want only %s", n, z, err, own)
+			}
+		}
+	}
+}

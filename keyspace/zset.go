@@ -78,7 +78,8 @@ func (s *Store) ZAdd(ctx context.Context, db int, key []byte, o ZAddOptions, pai
 		}
 	}
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeZSet, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, true)
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +129,8 @@ func (s *Store) ZIncrBy(ctx context.Context, db int, key []byte, delta float64, 
 		return 0, ErrNotFloat
 	}
 	defer s.lock(db, key)()
-	c, _, err := s.openCollection(ctx, db, key, TypeZSet, true)
+	var c collection
+	_, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, true)
 	if err != nil {
 		return 0, err
 	}
@@ -153,7 +155,8 @@ func (s *Store) ZIncrBy(ctx context.Context, db int, key []byte, delta float64, 
 // ZRem removes members and returns how many existed.
 func (s *Store) ZRem(ctx context.Context, db int, key []byte, members ...[]byte) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -177,7 +180,8 @@ func (s *Store) ZRem(ctx context.Context, db int, key []byte, members ...[]byte)
 
 // ZCard returns the number of members: O(1).
 func (s *Store) ZCard(ctx context.Context, db int, key []byte) (int64, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -186,7 +190,8 @@ func (s *Store) ZCard(ctx context.Context, db int, key []byte) (int64, error) {
 
 // ZScore returns member's score.
 func (s *Store) ZScore(ctx context.Context, db int, key, member []byte) (float64, bool, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, false, err
 	}
@@ -219,7 +224,8 @@ func (c *collection) byScore(ctx context.Context, lo float64, fn func(ZMember) b
 // ZRange returns members by rank from start to stop inclusive (negative:
 // from the end), lowest score first, or highest first with rev.
 func (s *Store) ZRange(ctx context.Context, db int, key []byte, start, stop int64, rev bool) ([]ZMember, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -272,7 +278,8 @@ func (b ScoreBound) above(f float64) bool { // f admitted by b as an upper bound
 // the caller in ascending sense), skipping offset and returning at most
 // count (count < 0: all).
 func (s *Store) ZRangeByScore(ctx context.Context, db int, key []byte, lo, hi ScoreBound, offset, count int64, rev bool) ([]ZMember, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -304,7 +311,8 @@ func (s *Store) ZRangeByScore(ctx context.Context, db int, key []byte, lo, hi Sc
 
 // ZRank returns member's rank (0 = lowest score; with rev, 0 = highest).
 func (s *Store) ZRank(ctx context.Context, db int, key, member []byte, rev bool) (int64, bool, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, false, err
 	}

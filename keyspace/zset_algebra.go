@@ -80,7 +80,7 @@ func (s *Store) openSources(ctx context.Context, db int, keys [][]byte, weights 
 		}
 		kind, _ := elementKind(m.Type)
 		src[i].c = &collection{s: s, gen: gen, key: k, meta: m, old: m, exists: true,
-			prefix: elementPrefix(kind, gen, k, m.Version)}
+			long: elementPrefix(kind, gen, k, m.Version)}
 	}
 	return src, nil
 }
@@ -274,7 +274,7 @@ func (s *Store) storeZSet(ctx context.Context, db int, dst []byte, members []ZMe
 		return s.commit(ctx, b)
 	}
 	m := Meta{Type: TypeZSet, Version: s.newVersion(), Count: int64(len(members))}
-	c := &collection{s: s, gen: gen, key: dst, meta: m, prefix: elementPrefix(kindZSet, gen, dst, m.Version)}
+	c := &collection{s: s, gen: gen, key: dst, meta: m, long: elementPrefix(kindZSet, gen, dst, m.Version)}
 	for _, zm := range members {
 		c.setScore(b, zm.Member, canonicalScore(zm.Score), 0, false)
 	}
@@ -386,7 +386,8 @@ func (c *collection) rangeSpec(ctx context.Context, r ZRangeSpec) ([]ZMember, er
 // ZRangeWith returns the members r selects from the sorted set at key, in
 // reply order: ZRANGE with any of its range forms.
 func (s *Store) ZRangeWith(ctx context.Context, db int, key []byte, r ZRangeSpec) ([]ZMember, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -398,7 +399,8 @@ func (s *Store) ZRangeWith(ctx context.Context, db int, key []byte, r ZRangeSpec
 // holds, and returns how many; an empty result deletes dst. dst may be src.
 func (s *Store) ZRangeStore(ctx context.Context, db int, dst, src []byte, r ZRangeSpec) (int64, error) {
 	defer s.lock(db, dst, src)()
-	c, ok, err := s.openCollection(ctx, db, src, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, src, TypeZSet, false)
 	if err != nil {
 		return 0, err
 	}

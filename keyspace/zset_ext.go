@@ -175,7 +175,8 @@ func (s *Store) ZMScore(ctx context.Context, db int, key []byte, members ...[]by
 // ZCount returns the number of members with a score within [lo, hi]
 // (either end may be exclusive).
 func (s *Store) ZCount(ctx context.Context, db int, key []byte, lo, hi ScoreBound) (int64, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok || scoreRangeNaN(lo, hi) {
 		return 0, err
 	}
@@ -198,7 +199,8 @@ func (s *Store) ZCount(ctx context.Context, db int, key []byte, lo, hi ScoreBoun
 // Redis defines this for members of equal score; with differing scores the
 // reply is Redis's all the same (see lexSpan).
 func (s *Store) ZRangeByLex(ctx context.Context, db int, key []byte, lo, hi LexBound, offset, count int64, rev bool) ([][]byte, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -215,7 +217,8 @@ func (s *Store) ZRangeByLex(ctx context.Context, db int, key []byte, lo, hi LexB
 
 // ZLexCount returns the number of members ZRangeByLex(lo, hi) returns.
 func (s *Store) ZLexCount(ctx context.Context, db int, key []byte, lo, hi LexBound) (int64, error) {
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -241,11 +244,12 @@ func rankSpan(start, stop, n int64) (lo, hi int64, ok bool) {
 // many it deleted. The key is deleted when emptied.
 func (s *Store) removeWhere(ctx context.Context, db int, key []byte, pick func(c *collection) ([]ZMember, error)) (int64, error) {
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok {
 		return 0, err
 	}
-	gone, err := pick(c)
+	gone, err := pick(&c)
 	if err != nil || len(gone) == 0 {
 		return 0, err
 	}
@@ -363,7 +367,8 @@ func (s *Store) zpop(ctx context.Context, db int, key []byte, count int64, highe
 		return nil, ErrPopCount
 	}
 	defer s.lock(db, key)()
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok || count == 0 {
 		return nil, err
 	}
@@ -418,7 +423,8 @@ func (s *Store) ZRandMember(ctx context.Context, db int, key []byte, count int64
 	if count < -math.MaxInt64/2 || count > math.MaxInt64/2 {
 		return nil, ErrOutOfRange
 	}
-	c, ok, err := s.openCollection(ctx, db, key, TypeZSet, false)
+	var c collection
+	ok, err := s.openCollectionInto(&c, ctx, db, key, TypeZSet, false)
 	if err != nil || !ok || count == 0 {
 		return nil, err
 	}
