@@ -1,10 +1,12 @@
 package blob
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -49,5 +51,40 @@ func TestRawFileCalls(t *testing.T) {
 	var pe *os.PathError
 	if !errors.As(err, &pe) || pe.Path != bad || !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("open under a file: %v, want ENOTDIR in a PathError naming %s", err, bad)
+	}
+}
+
+// TestWriteFullLarge: a body of several write chunks lands whole and in
+// order, appended or positioned, and a positioned write after it leaves
+// the file offset where the appends left it.
+func TestWriteFullLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	fd, err := openRaw(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, 3<<20+17) // more than one chunk on every platform
+	for i := range body {
+		body[i] = byte(i*7 + i/251)
+	}
+	if err := writeFull(fd, body, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFull(fd, body, int64(len(body))+5); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFull(fd, []byte("end"), -1); err != nil { // at the appends' offset
+		t.Fatal(err)
+	}
+	if err := closeFd(fd); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Concat(body, []byte("end\x00\x00"), body)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file of %d bytes does not hold the bodies written (%d bytes)", len(got), len(want))
 	}
 }
