@@ -1,6 +1,10 @@
 package wal
 
-import "github.com/stratakv/strata/lsm/sst"
+import (
+	"unsafe"
+
+	"github.com/stratakv/strata/lsm/sst"
+)
 
 // chunkRows is the number of rows in one chunk of a rowQueue (72 KiB of
 // rows, and chunkKeyBytes of keys).
@@ -83,6 +87,16 @@ func (c *rowChunk) put(i int, r sst.Row) {
 	c.rows[i] = r
 }
 
+// holds reports whether key is one of c's key copies.
+func (c *rowChunk) holds(key []byte) bool {
+	if len(key) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(c.keys)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(key)))
+	return p >= base && p < base+uintptr(cap(c.keys))
+}
+
 // push appends copies of rows and of their keys (not of their values).
 func (q *rowQueue) push(rows []sst.Row) {
 	for _, r := range rows {
@@ -126,7 +140,15 @@ func (q *rowQueue) take(n, batches int) takenRows {
 		} else {
 			d := q.newChunk()
 			for i, r := range c.rows[q.head : q.head+k] {
-				d.put(i, r) // d's keys hold them: they took no more of c's
+				if c.holds(r.Key) {
+					// They fit: they took no more of c's keys. (A key
+					// that did not fit in c is not copied here either: it
+					// could take room one of c's copies needs.)
+					n := len(d.keys)
+					d.keys = append(d.keys, r.Key...)
+					r.Key = d.keys[n:len(d.keys):len(d.keys)]
+				}
+				d.rows[i] = r
 			}
 			clear(c.rows[q.head : q.head+k])
 			t.segs = append(t.segs, d.rows[:k:k])

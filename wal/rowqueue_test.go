@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -8,12 +9,27 @@ import (
 	"github.com/stratakv/strata/lsm/sst"
 )
 
+// modelKey is row i's key in TestRowQueueModel: its number, now and then
+// padded to a size that fills a good part of a chunk's key copies or does
+// not fit in them at all, so that chunks hold a mix of copied keys and keys
+// left where they were.
+func modelKey(i int) []byte {
+	k := []byte(fmt.Sprint(i))
+	switch {
+	case i%97 == 0:
+		k = append(k, bytes.Repeat([]byte{byte(i)}, chunkKeyBytes*3/4)...)
+	case i%89 == 0:
+		k = append(k, bytes.Repeat([]byte{byte(i)}, chunkKeyBytes/3)...)
+	}
+	return k
+}
+
 // TestRowQueueModel pushes and takes rows in random amounts, keeps several
 // taken objects outstanding and releases them in random order: every taken
 // object must keep exactly its rows, in order, until it is released, while
-// the queue reuses the released chunks. (An object sharing a chunk with
-// the queue or with another object would see its rows cleared or
-// overwritten.)
+// the queue reuses the released chunks. (An object sharing a chunk, or a
+// chunk's key copies, with the queue or with another object would see its
+// rows cleared or overwritten.)
 func TestRowQueueModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var q rowQueue
@@ -28,8 +44,8 @@ func TestRowQueueModel(t *testing.T) {
 		i := o.first
 		for _, s := range o.t.segs {
 			for _, r := range s {
-				if want := fmt.Sprint(i); string(r.Key) != want || r.Seq != uint64(i) {
-					t.Fatalf("taken row %d reads %q seq %d", i, r.Key, r.Seq)
+				if !bytes.Equal(r.Key, modelKey(i)) || r.Seq != uint64(i) {
+					t.Fatalf("taken row %d reads %.20q (%d bytes) seq %d", i, r.Key, len(r.Key), r.Seq)
 				}
 				i++
 			}
@@ -47,7 +63,7 @@ func TestRowQueueModel(t *testing.T) {
 			}
 			rows := make([]sst.Row, n)
 			for i := range rows {
-				rows[i] = sst.Row{Key: []byte(fmt.Sprint(next)), Seq: uint64(next)}
+				rows[i] = sst.Row{Key: modelKey(next), Seq: uint64(next)}
 				next++
 			}
 			q.push(rows)
