@@ -17,7 +17,7 @@ func BenchmarkDelHash(b *testing.B) {
 	for _, fields := range []int{10, 10_000, 1_000_000} {
 		b.Run(fmt.Sprintf("fields=%d", fields), func(b *testing.B) {
 			ctx := context.Background()
-			db, s := benchStore(b)
+			db, s := benchStore(b, Options{})
 			defer db.Close()
 			k := []byte("big")
 			for b.Loop() {
@@ -56,7 +56,7 @@ func BenchmarkDelHash(b *testing.B) {
 //	go test -run '^$' -bench LRange ./keyspace
 func BenchmarkLRange(b *testing.B) {
 	ctx := context.Background()
-	db, s := benchStore(b)
+	db, s := benchStore(b, Options{})
 	defer db.Close()
 	k := []byte("mylist")
 	for range 100 {
@@ -76,15 +76,15 @@ func BenchmarkLRange(b *testing.B) {
 	}
 }
 
-// benchStore opens a Store over an engine on an in-memory bucket; the
-// caller closes the engine.
-func benchStore(b *testing.B) (*lsm.DB, *Store) {
+// benchStore opens a Store with options o over an engine on an in-memory
+// bucket; the caller closes the engine.
+func benchStore(b *testing.B, o Options) (*lsm.DB, *Store) {
 	ctx := context.Background()
 	db, err := lsm.Open(ctx, blob.NewMemBucket(), lsm.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Open(ctx, db, Options{})
+	s, err := Open(ctx, db, o)
 	if err != nil {
 		db.Close()
 		b.Fatal(err)
@@ -135,15 +135,8 @@ func BenchmarkWriteCommands(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := lsm.Open(ctx, blob.NewMemBucket(), lsm.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			db, s := benchStore(b, Options{Async: true})
 			defer db.Close()
-			s, err := Open(ctx, db, Options{Async: true})
-			if err != nil {
-				b.Fatal(err)
-			}
 			i := 0
 			for b.Loop() {
 				if err := bc.run(ctx, s, i); err != nil {
