@@ -114,10 +114,11 @@ func (q *rowQueue) push(rows []sst.Row) {
 // 0 < n <= q.len().
 //
 // A chunk whose pending rows are all taken goes with them. When the rows
-// end inside a chunk the queue keeps, they are copied out, keys and all,
-// to a chunk of their own instead: a chunk is only ever read or written by
-// one party, the queue or one taken object, so releasing it can never
-// clear rows (or reuse key copies) that another object is still encoding.
+// end inside a chunk the queue keeps, they are copied out, with the key
+// copies the chunk made for them, to a chunk of their own instead: a chunk
+// is only ever read or written by one party, the queue or one taken
+// object, so releasing it can never clear rows (or reuse key copies) that
+// another object is still encoding.
 func (q *rowQueue) take(n, batches int) takenRows {
 	t := takenRows{batches: batches}
 	q.n -= n
