@@ -36,13 +36,7 @@ func TestRawFileCalls(t *testing.T) {
 	if err := writeFull(fd, []byte("!"), 20); err != nil {
 		t.Fatal(err)
 	}
-	if err := closeFd(fd); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := closeAndRead(t, fd, path)
 	if want := "Jello world\x00\x00\x00\x00\x00\x00\x00\x00\x00!"; string(got) != want {
 		t.Fatalf("file holds %q, want %q", got, want)
 	}
@@ -76,6 +70,16 @@ func TestWriteFullLarge(t *testing.T) {
 	if err := writeFull(fd, []byte("end"), -1); err != nil { // at the appends' offset
 		t.Fatal(err)
 	}
+	got := closeAndRead(t, fd, path)
+	want := slices.Concat(body, []byte("end\x00\x00"), body)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file of %d bytes does not hold the bodies written (%d bytes)", len(got), len(want))
+	}
+}
+
+// closeAndRead closes fd, raw, and returns the contents of the file at path.
+func closeAndRead(t *testing.T, fd int, path string) []byte {
+	t.Helper()
 	if err := closeFd(fd); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +87,5 @@ func TestWriteFullLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := slices.Concat(body, []byte("end\x00\x00"), body)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("file of %d bytes does not hold the bodies written (%d bytes)", len(got), len(want))
-	}
+	return got
 }
