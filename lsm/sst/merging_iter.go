@@ -10,11 +10,23 @@ import "bytes"
 // the child: comparing through the children's Row (an interface call and
 // a row copy per side, two per comparison) and container/heap's interface
 // calls were most of a merged step, paid once per version of every key.
+//
+// A scan of one collection usually finds long stretches of keys in one
+// child (a list's newest elements in the memtable, older ones in an SST).
+// While the top child stays below both of its heap children, which do not
+// move, the heap needs one comparison per step: kid caches which of the
+// two is the smaller, and alone records that the top's key is strictly
+// below it, so SkipKey need not look for the key in other children.
 type mergingIter struct {
 	children []Iterator
 	h        []heapItem
 	at       []int // SkipKey's scratch: heap indexes of the children at its key
 	err      error
+	// kid is the heap index (1 or 2) of the smaller of the top's
+	// children, 0 when unknown: any change below the top resets it.
+	kid int
+	// alone: the top's key is below every other child's key.
+	alone bool
 }
 
 var _ Iterator = (*mergingIter)(nil)
@@ -72,6 +84,7 @@ func newMergingIter(children []Iterator) *mergingIter {
 // positioned; ok reports whether every child positioned without error.
 func (m *mergingIter) rebuild() bool {
 	m.h = m.h[:0]
+	m.kid, m.alone = 0, false
 	for _, c := range m.children {
 		if c.Valid() {
 			skip, _ := c.(KeySkipper)
@@ -125,6 +138,9 @@ func (m *mergingIter) moved(ok bool) bool {
 	top := &m.h[0]
 	if ok {
 		top.load()
+		if m.stays() {
+			return true
+		}
 	} else {
 		if err := top.it.Error(); err != nil {
 			m.err = err
@@ -136,8 +152,36 @@ func (m *mergingIter) moved(ok bool) bool {
 		m.h[last] = heapItem{}
 		m.h = m.h[:last]
 	}
+	m.kid, m.alone = 0, false
 	m.down(0)
 	return len(m.h) > 0
+}
+
+// stays reports whether the top, just moved, is still below both of its
+// children, so the heap is in order as it is; it sets alone. Only the top
+// moved since kid was set, so one comparison decides.
+func (m *mergingIter) stays() bool {
+	n := len(m.h)
+	if n == 1 {
+		m.alone = true
+		return true
+	}
+	if m.kid == 0 {
+		m.kid = 1
+		if n > 2 && itemLess(&m.h[2], &m.h[1]) {
+			m.kid = 2
+		}
+	}
+	top, kid := &m.h[0], &m.h[m.kid]
+	switch c := bytes.Compare(top.key, kid.key); {
+	case c < 0:
+		m.alone = true
+		return true
+	case c == 0 && top.seq > kid.seq:
+		m.alone = false
+		return true
+	}
+	return false
 }
 
 // SkipKey moves each child at key past its versions of it, once each,
@@ -145,6 +189,9 @@ func (m *mergingIter) moved(ok bool) bool {
 func (m *mergingIter) SkipKey(key []byte) bool {
 	if len(m.h) == 0 {
 		return false
+	}
+	if m.alone { // no other child is at key (see stays)
+		return m.moved(skipChild(&m.h[0], key))
 	}
 	// The children at key are the top and a subtree under it (no child's
 	// key is below its parent's); a walk level by level finds them in
@@ -168,6 +215,7 @@ func (m *mergingIter) SkipKey(key []byte) bool {
 	// down, the deepest first. Their keys only grew, so each sift finds
 	// heaps below it, and the heap is whole again after one pass, where
 	// a sift from the top per version compared keys twice per level.
+	m.kid, m.alone = 0, false
 	exhausted := false
 	for _, i := range at {
 		x := &m.h[i]
@@ -224,5 +272,6 @@ func (m *mergingIter) Close() error {
 	}
 	clear(m.h)
 	m.h = m.h[:0]
+	m.kid, m.alone = 0, false
 	return m.err
 }

@@ -35,17 +35,39 @@ func (s *skippingSliceIter) SkipKey(key []byte) bool {
 }
 
 // TestMergingIterSkipKey spreads versions of keys over children, some with
-// a SkipKey and some without, and walks the merge mixing Next and SkipKey:
+// a SkipKey and some without, and walks the merge mixing Next and SkipKey
+// (and now and then a SeekGE to a key ahead):
 // each step must land on the row the sorted whole has next (Next) or on the
 // newest version of the next key (SkipKey).
 func TestMergingIterSkipKey(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		all := sortedRows(rng, 1+rng.IntN(300), 1+rng.IntN(40))
+		runs := seed%2 == 1
+		keySpace := 1 + rng.IntN(40)
+		if runs {
+			keySpace = 1 + rng.IntN(1000)
+		}
+		all := sortedRows(rng, 1+rng.IntN(300), keySpace)
 		nChildren := 1 + rng.IntN(9) // up to 4 heap levels
+		// Rows go to random children, or in runs of up to 40 keys to one
+		// child, as a collection's keys lie in memtables and SSTs: a run
+		// is what keeps the top below its heap children for many steps.
+		// (An older version goes to another child now and then.)
 		parts := make([][]Row, nChildren)
-		for _, r := range all {
+		run, left := 0, 0
+		for j, r := range all {
 			i := rng.IntN(nChildren)
+			if runs {
+				if j == 0 || !bytes.Equal(r.Key, all[j-1].Key) {
+					if left == 0 {
+						run, left = rng.IntN(nChildren), 1+rng.IntN(40)
+					}
+					left--
+				}
+				if rng.IntN(8) != 0 {
+					i = run
+				}
+			}
 			parts[i] = append(parts[i], r)
 		}
 		children := make([]Iterator, nChildren)
@@ -63,10 +85,15 @@ func TestMergingIterSkipKey(t *testing.T) {
 			if got := *m.Row(); !rowEqual(got, all[at]) {
 				t.Fatalf("seed %d: at %d got %s, want %s", seed, at, fmtRow(got), fmtRow(all[at]))
 			}
-			if rng.IntN(3) == 0 {
+			switch r := rng.IntN(30); {
+			case r == 0:
+				target := all[min(at+rng.IntN(20), len(all)-1)].Key
+				at, _ = slices.BinarySearchFunc(all, target, func(r Row, k []byte) int { return bytes.Compare(r.Key, k) })
+				ok = m.SeekGE(target)
+			case r < 10:
 				at++
 				ok = m.Next()
-			} else {
+			default:
 				key := bytes.Clone(all[at].Key)
 				for at < len(all) && bytes.Equal(all[at].Key, key) {
 					at++
