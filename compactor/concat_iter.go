@@ -15,18 +15,27 @@ import (
 // compaction reads every block once, and must not evict the blocks the
 // server's readers use.
 func newRunIter(ctx context.Context, bkt objstore.Bucket, ssts []manifest.SST) sst.Iterator {
-	return sst.NewConcatIter(sst.ConcatSource{
-		N: len(ssts),
-		Bounds: func(i int) ([]byte, []byte) {
-			return ssts[i].Stats.Smallest, ssts[i].Stats.Largest
-		},
-		Open: func(i int) (sst.Iterator, error) {
-			name := blob.SSTName(ssts[i].ID)
-			rd, err := sst.OpenReader(ctx, sst.BucketObject(bkt, name), name, int64(ssts[i].Size), nil)
-			if err != nil {
-				return nil, err
-			}
-			return rd.NewIter(ctx, sst.IterOptions{NoFillCache: true}), nil
-		},
-	})
+	return sst.NewConcatIter(&runParts{ctx: ctx, bkt: bkt, ssts: ssts}, nil, nil)
+}
+
+// runParts are a run's SSTs, read from the bucket.
+type runParts struct {
+	ctx  context.Context
+	bkt  objstore.Bucket
+	ssts []manifest.SST
+}
+
+func (r *runParts) Len() int { return len(r.ssts) }
+
+func (r *runParts) Bounds(i int) (smallest, largest []byte) {
+	return r.ssts[i].Stats.Smallest, r.ssts[i].Stats.Largest
+}
+
+func (r *runParts) Open(i int) (sst.Iterator, error) {
+	name := blob.SSTName(r.ssts[i].ID)
+	rd, err := sst.OpenReader(r.ctx, sst.BucketObject(r.bkt, name), name, int64(r.ssts[i].Size), nil)
+	if err != nil {
+		return nil, err
+	}
+	return rd.NewIter(r.ctx, sst.IterOptions{NoFillCache: true}), nil
 }

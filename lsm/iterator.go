@@ -30,6 +30,11 @@ type Iterator struct {
 	row    sst.Row
 	valid  bool
 	err    error
+
+	// The mutable memtable's iterator and room for a few children, so
+	// that a scan's iterator is one allocation more than its SSTs'.
+	mem  memIter
+	kids [4]sst.Iterator
 }
 
 var _ sst.Iterator = (*Iterator)(nil)
@@ -48,7 +53,9 @@ func (db *DB) newIter(ctx context.Context, o IterOptions, own *memtable) *Iterat
 	}
 	seq := db.visibleSeq.Load()
 	rs := db.state.Load()
-	children := []sst.Iterator{rs.mem.newIter(lower, upper)}
+	it := &Iterator{db: db, seq: seq, now: db.clock.Now(), lower: lower}
+	it.mem = memIter{m: rs.mem, lower: lower, upper: upper}
+	children := append(it.kids[:0], &it.mem)
 	if own != nil {
 		children = append(children, own.newIter(lower, upper))
 	}
@@ -61,12 +68,14 @@ func (db *DB) newIter(ctx context.Context, o IterOptions, own *memtable) *Iterat
 		}
 	}
 	for _, r := range rs.man.Runs {
-		children = append(children, newLevelIter(ctx, db, r.SSTs, lower, upper))
+		if n := len(r.SSTs); n > 0 && overlaps(r.SSTs[0].Stats.Smallest, r.SSTs[n-1].Stats.Largest, lower, upper) {
+			children = append(children, newLevelIter(ctx, db, r.SSTs, lower, upper))
+		}
 	}
 	db.m.iters.Add(1)
-	merged := sst.NewMergingIter(children)
-	skip, _ := merged.(sst.KeySkipper)
-	return &Iterator{db: db, merged: merged, skip: skip, seq: seq, now: db.clock.Now(), lower: lower}
+	it.merged = sst.NewMergingIter(children)
+	it.skip, _ = it.merged.(sst.KeySkipper)
+	return it
 }
 
 // overlaps reports whether [smallest, largest] meets [lower, upper).

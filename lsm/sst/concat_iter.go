@@ -2,35 +2,48 @@ package sst
 
 import "bytes"
 
-// ConcatSource describes a sorted run to NewConcatIter: n parts with
-// ascending, disjoint key ranges, each opened only when the iteration
-// reaches it.
-type ConcatSource struct {
-	N int
+// ConcatParts describe a sorted run to a ConcatIter: parts with ascending,
+// disjoint key ranges, each opened only when the iteration reaches it.
+type ConcatParts interface {
+	// Len returns the number of parts.
+	Len() int
 	// Bounds returns the smallest and largest key of part i.
-	Bounds func(i int) (smallest, largest []byte)
-	// Open returns an iterator over part i, already limited to the bounds.
-	Open func(i int) (Iterator, error)
-	// Lower and Upper bound the iteration (Upper exclusive); nil for none.
-	Lower, Upper []byte
+	Bounds(i int) (smallest, largest []byte)
+	// Open returns an iterator over part i, already limited to the
+	// iteration's bounds.
+	Open(i int) (Iterator, error)
 }
 
-// concatIter iterates a sorted run one part at a time, so a bounded scan
-// opens only the parts that overlap its bounds.
-type concatIter struct {
-	src ConcatSource
-	idx int
-	cur Iterator
-	err error
+// ConcatIter iterates a sorted run one part at a time, so a bounded scan
+// opens only the parts that overlap its bounds. A type that embeds one and
+// is its own ConcatParts (the engine's level iterator) makes a run's
+// iterator one allocation.
+type ConcatIter struct {
+	parts        ConcatParts
+	n            int
+	lower, upper []byte // nil for none; upper exclusive
+	idx          int
+	cur          Iterator
+	err          error
 }
 
-var _ Iterator = (*concatIter)(nil)
+var _ Iterator = (*ConcatIter)(nil)
 
-// NewConcatIter returns an iterator over the parts of src in order.
-func NewConcatIter(src ConcatSource) Iterator { return &concatIter{src: src} }
+// NewConcatIter returns an iterator over parts in order, within [lower,
+// upper) (nil: unbounded).
+func NewConcatIter(parts ConcatParts, lower, upper []byte) *ConcatIter {
+	c := new(ConcatIter)
+	c.Init(parts, lower, upper)
+	return c
+}
+
+// Init makes c an unpositioned iterator over parts, as NewConcatIter.
+func (c *ConcatIter) Init(parts ConcatParts, lower, upper []byte) {
+	*c = ConcatIter{parts: parts, n: parts.Len(), lower: lower, upper: upper}
+}
 
 // open positions on part i (or past the end) with a fresh child iterator.
-func (c *concatIter) open(i int) bool {
+func (c *ConcatIter) open(i int) bool {
 	if c.cur != nil {
 		if err := c.cur.Close(); err != nil && c.err == nil {
 			c.err = err
@@ -38,14 +51,14 @@ func (c *concatIter) open(i int) bool {
 		c.cur = nil
 	}
 	c.idx = i
-	if i >= c.src.N || c.err != nil {
+	if i >= c.n || c.err != nil {
 		return false
 	}
-	if smallest, _ := c.src.Bounds(i); c.src.Upper != nil && bytes.Compare(smallest, c.src.Upper) >= 0 {
-		c.idx = c.src.N
+	if smallest, _ := c.parts.Bounds(i); c.upper != nil && bytes.Compare(smallest, c.upper) >= 0 {
+		c.idx = c.n
 		return false
 	}
-	it, err := c.src.Open(i)
+	it, err := c.parts.Open(i)
 	if err != nil {
 		c.err = err
 		return false
@@ -55,7 +68,7 @@ func (c *concatIter) open(i int) bool {
 }
 
 // skipEmpty moves on to following parts while the current one is exhausted.
-func (c *concatIter) skipEmpty(valid bool) bool {
+func (c *ConcatIter) skipEmpty(valid bool) bool {
 	for !valid {
 		if c.cur != nil {
 			if err := c.cur.Error(); err != nil {
@@ -71,9 +84,9 @@ func (c *concatIter) skipEmpty(valid bool) bool {
 	return true
 }
 
-func (c *concatIter) First() bool {
-	if c.src.Lower != nil {
-		return c.SeekGE(c.src.Lower)
+func (c *ConcatIter) First() bool {
+	if c.lower != nil {
+		return c.SeekGE(c.lower)
 	}
 	c.err = nil
 	if !c.open(0) {
@@ -82,16 +95,16 @@ func (c *concatIter) First() bool {
 	return c.skipEmpty(c.cur.First())
 }
 
-func (c *concatIter) SeekGE(key []byte) bool {
+func (c *ConcatIter) SeekGE(key []byte) bool {
 	c.err = nil
-	if c.src.Lower != nil && bytes.Compare(key, c.src.Lower) < 0 {
-		key = c.src.Lower
+	if c.lower != nil && bytes.Compare(key, c.lower) < 0 {
+		key = c.lower
 	}
 	// The first part whose largest key is >= key.
-	lo, hi := 0, c.src.N
+	lo, hi := 0, c.n
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if _, largest := c.src.Bounds(mid); bytes.Compare(largest, key) < 0 {
+		if _, largest := c.parts.Bounds(mid); bytes.Compare(largest, key) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -103,18 +116,18 @@ func (c *concatIter) SeekGE(key []byte) bool {
 	return c.skipEmpty(c.cur.SeekGE(key))
 }
 
-func (c *concatIter) Next() bool {
+func (c *ConcatIter) Next() bool {
 	if c.cur == nil {
 		return false
 	}
 	return c.skipEmpty(c.cur.Next())
 }
 
-func (c *concatIter) Valid() bool  { return c.cur != nil && c.cur.Valid() }
-func (c *concatIter) Row() *Row    { return c.cur.Row() }
-func (c *concatIter) Error() error { return c.err }
+func (c *ConcatIter) Valid() bool  { return c.cur != nil && c.cur.Valid() }
+func (c *ConcatIter) Row() *Row    { return c.cur.Row() }
+func (c *ConcatIter) Error() error { return c.err }
 
-func (c *concatIter) Close() error {
-	c.open(c.src.N)
+func (c *ConcatIter) Close() error {
+	c.open(c.n)
 	return c.err
 }

@@ -27,7 +27,16 @@ type mergingIter struct {
 	kid int
 	// alone: the top's key is below every other child's key.
 	alone bool
+
+	// Room for the heap and at of a merge of a few children, so that
+	// making one (once per scan) is one allocation.
+	hbuf  [mergeInline]heapItem
+	atbuf [mergeInline]int
 }
+
+// mergeInline is how many children a mergingIter holds without allocating
+// more: a memtable and a few SSTs or sorted runs.
+const mergeInline = 4
 
 var _ Iterator = (*mergingIter)(nil)
 
@@ -77,7 +86,13 @@ func NewMergingIter(children []Iterator) Iterator {
 }
 
 func newMergingIter(children []Iterator) *mergingIter {
-	return &mergingIter{children: children, h: make([]heapItem, 0, len(children)), at: make([]int, 0, len(children))}
+	m := &mergingIter{children: children}
+	if len(children) <= mergeInline {
+		m.h, m.at = m.hbuf[:0], m.atbuf[:0]
+	} else {
+		m.h, m.at = make([]heapItem, 0, len(children)), make([]int, 0, len(children))
+	}
+	return m
 }
 
 // rebuild fills the heap with every valid child, after each child was
