@@ -337,6 +337,14 @@ func appendBlock(dst, raw []byte, c Compression, scratch []byte) (out, scratchOu
 	stored, typ := raw, CompressionNone
 	switch c {
 	case CompressionS2:
+		// Straight into dst where it has room (the block is not copied
+		// again), else through scratch, rather than growing dst.
+		if n, at := s2.MaxEncodedLen(len(raw)), len(dst); n > 0 && cap(dst)-at >= n {
+			if enc := s2.Encode(dst[at:at+n], raw); len(enc) <= len(raw)-len(raw)/8 {
+				return appendTrailer(dst[:at+len(enc)], enc, CompressionS2), scratch
+			}
+			break // incompressible: stored raw
+		}
 		if n := s2.MaxEncodedLen(len(raw)); cap(scratch) < n && n > 0 {
 			scratch = make([]byte, n)
 		}

@@ -1,7 +1,9 @@
 package sst
 
 import (
+	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -56,6 +58,45 @@ func TestDecodeVarints(t *testing.T) {
 		}
 		if _, _, err := decodeUvarint(b); err == nil {
 			t.Errorf("decodeUvarint(%x): no error", b)
+		}
+	}
+}
+
+// TestAppendBlockRoom stores blocks with every compression into a dst with
+// room for the encoding and into one without: the stored bytes must be the
+// same either way (S2 encodes in place only with room), decode to the
+// block, and leave what dst held before intact.
+func TestAppendBlockRoom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 3000)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	blocks := map[string][]byte{
+		"empty":        {},
+		"compressible": bytes.Repeat([]byte("list element 0001 "), 200),
+		"random":       random,
+	}
+	prefix := []byte("held before")
+	for name, raw := range blocks {
+		for _, c := range []Compression{CompressionNone, CompressionS2, CompressionZstd} {
+			var outs [][]byte
+			for _, room := range []int{0, len(raw) + len(raw)/4 + 64} {
+				dst := append(make([]byte, 0, len(prefix)+room), prefix...)
+				out, _ := appendBlock(dst, raw, c, nil)
+				if !bytes.Equal(out[:len(prefix)], prefix) {
+					t.Fatalf("%s/%d room %d: prefix overwritten", name, c, room)
+				}
+				stored := out[len(prefix):]
+				contents, rest, err := decodeBlock(stored, uint64(len(stored)-trailerLen), maxBlockLen)
+				if err != nil || len(rest) != 0 || !bytes.Equal(contents, raw) {
+					t.Fatalf("%s/%d room %d: decoded %d bytes, %d left, %v", name, c, room, len(contents), len(rest), err)
+				}
+				outs = append(outs, stored)
+			}
+			if !bytes.Equal(outs[0], outs[1]) {
+				t.Errorf("%s/%d: stored differently with room (%d bytes) and without (%d)", name, c, len(outs[1]), len(outs[0]))
+			}
 		}
 	}
 }
