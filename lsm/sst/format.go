@@ -335,30 +335,35 @@ func zstdCodecs() (*zstd.Encoder, *zstd.Decoder) {
 // when that saves at least 1/8. scratch is reused across calls and returned.
 func appendBlock(dst, raw []byte, c Compression, scratch []byte) (out, scratchOut []byte) {
 	stored, typ := raw, CompressionNone
+	inDst := false // stored already sits at the end of dst
 	switch c {
 	case CompressionS2:
 		// Straight into dst where it has room (the block is not copied
 		// again), else through scratch, rather than growing dst.
-		if n, at := s2.MaxEncodedLen(len(raw)), len(dst); n > 0 && cap(dst)-at >= n {
-			if enc := s2.Encode(dst[at:at+n], raw); len(enc) <= len(raw)-len(raw)/8 {
-				return appendTrailer(dst[:at+len(enc)], enc, CompressionS2), scratch
+		n, at := s2.MaxEncodedLen(len(raw)), len(dst)
+		if inDst = n > 0 && cap(dst)-at >= n; inDst {
+			stored = s2.Encode(dst[at:at+n], raw)
+		} else {
+			if cap(scratch) < n && n > 0 {
+				scratch = make([]byte, n)
 			}
-			break // incompressible: stored raw
+			scratch = s2.Encode(scratch[:cap(scratch)], raw)
+			stored = scratch
 		}
-		if n := s2.MaxEncodedLen(len(raw)); cap(scratch) < n && n > 0 {
-			scratch = make([]byte, n)
-		}
-		scratch = s2.Encode(scratch[:cap(scratch)], raw)
-		stored, typ = scratch, CompressionS2
+		typ = CompressionS2
 	case CompressionZstd:
 		enc, _ := zstdCodecs()
 		scratch = enc.EncodeAll(raw, scratch[:0])
 		stored, typ = scratch, CompressionZstd
 	}
 	if typ != CompressionNone && len(stored) > len(raw)-len(raw)/8 {
-		stored, typ = raw, CompressionNone
+		stored, typ, inDst = raw, CompressionNone, false
 	}
-	dst = append(dst, stored...)
+	if inDst {
+		dst = dst[:len(dst)+len(stored)]
+	} else {
+		dst = append(dst, stored...)
+	}
 	return appendTrailer(dst, stored, typ), scratch
 }
 
