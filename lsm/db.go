@@ -28,15 +28,16 @@ var (
 // DB is the LSM engine over one bucket (prefix). It is safe for concurrent
 // use.
 type DB struct {
-	bkt    objstore.Bucket
-	counts *blob.CountingBucket
-	opts   Options
-	store  *manifest.Store
-	cache  *sst.Cache
-	clock  *clock
-	tables *tableCache
-	epoch  uint64
-	wal    *wal.Writer
+	iterPool sync.Pool // of *Iterator, closed
+	bkt      objstore.Bucket
+	counts   *blob.CountingBucket
+	opts     Options
+	store    *manifest.Store
+	cache    *sst.Cache
+	clock    *clock
+	tables   *tableCache
+	epoch    uint64
+	wal      *wal.Writer
 
 	// commitMu serializes seq assignment, WAL append and memtable insert,
 	// so WAL order, seq order and memtable contents agree.

@@ -9,19 +9,30 @@ import (
 
 // levelIter iterates a sorted run (or one L0 SST) within bounds, opening
 // its SSTs through the table cache one at a time. It is its own
-// sst.ConcatParts, so making one is a single allocation.
+// sst.ConcatParts, and it holds the table iterator it reopens on each SST
+// in turn (the ConcatIter closes one part before it opens the next), so
+// one held in an Iterator costs no allocation.
 type levelIter struct {
 	sst.ConcatIter
 	ctx          context.Context
 	db           *DB
 	ssts         []manifest.SST
 	lower, upper []byte
+	table        sst.TableIter
 }
 
-func newLevelIter(ctx context.Context, db *DB, ssts []manifest.SST, lower, upper []byte) *levelIter {
-	l := &levelIter{ctx: ctx, db: db, ssts: ssts, lower: lower, upper: upper}
+// init makes l an unpositioned iterator over ssts, keeping the key buffer
+// of its table iterator. REQUIRES: l was closed (or is new).
+func (l *levelIter) init(ctx context.Context, db *DB, ssts []manifest.SST, lower, upper []byte) {
+	l.ctx, l.db, l.ssts, l.lower, l.upper = ctx, db, ssts, lower, upper
 	l.Init(l, lower, upper)
-	return l
+}
+
+// release drops what l refers to; its closed table iterator keeps only a
+// key buffer, for the next init. REQUIRES: l was closed.
+func (l *levelIter) release() {
+	l.ConcatIter = sst.ConcatIter{}
+	l.ctx, l.db, l.ssts, l.lower, l.upper = nil, nil, nil, nil, nil
 }
 
 func (l *levelIter) Len() int { return len(l.ssts) }
@@ -35,5 +46,6 @@ func (l *levelIter) Open(i int) (sst.Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rd.NewIter(l.ctx, sst.IterOptions{LowerBound: l.lower, UpperBound: l.upper}), nil
+	rd.InitIter(&l.table, l.ctx, sst.IterOptions{LowerBound: l.lower, UpperBound: l.upper})
+	return &l.table, nil
 }

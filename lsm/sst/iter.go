@@ -26,13 +26,14 @@ const (
 
 var errIterClosed = errors.New("sst: iterator closed")
 
-var _ Iterator = (*tableIter)(nil)
+var _ Iterator = (*TableIter)(nil)
 
-// tableIter is a two-level iterator: the index chooses data blocks, a
+// TableIter is a two-level iterator: the index chooses data blocks, a
 // blockIter walks one of them. It never loads a block whose rows all lie
 // outside [LowerBound, UpperBound): the index holds each block's first and
-// last key.
-type tableIter struct {
+// last key. Reader.NewIter makes one; Reader.InitIter reuses one, for a
+// holder that opens one table after another (a sorted run's iterator).
+type TableIter struct {
 	r     *Reader
 	ctx   context.Context
 	o     IterOptions
@@ -57,29 +58,37 @@ type tableIter struct {
 // NewIter returns an iterator over the object's rows within o's bounds. It
 // does no I/O until positioned.
 func (r *Reader) NewIter(ctx context.Context, o IterOptions) Iterator {
-	return &tableIter{r: r, ctx: ctx, o: o, blk: -1}
+	it := new(TableIter)
+	r.InitIter(it, ctx, o)
+	return it
 }
 
-func (it *tableIter) Valid() bool  { return it.valid }
-func (it *tableIter) Error() error { return it.err }
+// InitIter makes it an iterator over the object's rows within o's bounds,
+// as NewIter, keeping only the key buffer it had. REQUIRES: it was closed
+// (or is new), and nothing uses what it returned before.
+func (r *Reader) InitIter(it *TableIter, ctx context.Context, o IterOptions) {
+	*it = TableIter{r: r, ctx: ctx, o: o, blk: -1, bi: blockIter{key: it.bi.key[:0]}}
+}
+
+func (it *TableIter) Valid() bool  { return it.valid }
+func (it *TableIter) Error() error { return it.err }
 
 // Row returns the current row. REQUIRES: Valid().
-func (it *tableIter) Row() *Row {
+func (it *TableIter) Row() *Row {
 	if it.valid {
 		return it.bi.row()
 	}
 	return &it.empty
 }
 
-// Close releases the iterator's blocks; positioning it afterwards fails.
-func (it *tableIter) Close() error {
-	it.closed = true
-	it.valid, it.span, it.bi.data, it.index, it.ready = false, nil, nil, indexBlock{}, false
-	it.blk, it.spanFirst, it.spanEnd = -1, 0, 0
+// Close releases the iterator's table and blocks, keeping only its key
+// buffer for InitIter; positioning it afterwards fails.
+func (it *TableIter) Close() error {
+	*it = TableIter{closed: true, err: it.err, blk: -1, bi: blockIter{key: it.bi.key[:0]}}
 	return it.err
 }
 
-func (it *tableIter) First() bool {
+func (it *TableIter) First() bool {
 	if it.o.LowerBound != nil {
 		return it.SeekGE(it.o.LowerBound)
 	}
@@ -99,7 +108,7 @@ func (it *tableIter) First() bool {
 	return it.checkRow()
 }
 
-func (it *tableIter) SeekGE(key []byte) bool {
+func (it *TableIter) SeekGE(key []byte) bool {
 	if lb := it.o.LowerBound; lb != nil && bytes.Compare(key, lb) < 0 {
 		key = lb
 	}
@@ -125,7 +134,7 @@ func (it *tableIter) SeekGE(key []byte) bool {
 	return it.checkRow()
 }
 
-func (it *tableIter) Next() bool {
+func (it *TableIter) Next() bool {
 	if !it.valid {
 		return false
 	}
@@ -137,7 +146,7 @@ func (it *tableIter) Next() bool {
 
 // start loads the index on first use. It reports false (and sets the
 // error) if the iterator cannot be positioned.
-func (it *tableIter) start() bool {
+func (it *TableIter) start() bool {
 	it.valid = false
 	if it.err != nil {
 		return false
@@ -159,7 +168,7 @@ func (it *tableIter) start() bool {
 
 // blockDone moves past the end of the current block to the next block that
 // can hold rows below UpperBound.
-func (it *tableIter) blockDone() bool {
+func (it *TableIter) blockDone() bool {
 	for {
 		if it.bi.err != nil {
 			it.err = corruptErr(it.r.name, int64(it.index.entry(it.blk).handle.offset), it.bi.err)
@@ -188,12 +197,12 @@ func (it *tableIter) blockDone() bool {
 }
 
 // pastUpper reports whether every row of block e is >= UpperBound.
-func (it *tableIter) pastUpper(e *indexEntry) bool {
+func (it *TableIter) pastUpper(e *indexEntry) bool {
 	return it.o.UpperBound != nil && e.compareFirstKey(it.o.UpperBound) >= 0
 }
 
 // checkRow validates the position against UpperBound.
-func (it *tableIter) checkRow() bool {
+func (it *TableIter) checkRow() bool {
 	if it.checkUpper && bytes.Compare(it.bi.key, it.o.UpperBound) >= 0 {
 		return it.invalidate()
 	}
@@ -201,14 +210,14 @@ func (it *tableIter) checkRow() bool {
 	return true
 }
 
-func (it *tableIter) invalidate() bool {
+func (it *TableIter) invalidate() bool {
 	it.valid = false
 	return false
 }
 
 // loadBlock points bi at block i, from the read-ahead span, the cache or the
 // object. On failure it sets it.err.
-func (it *tableIter) loadBlock(i int) bool {
+func (it *TableIter) loadBlock(i int) bool {
 	e := it.index.entry(i)
 	data, err := it.blockData(i, e.handle)
 	if err == nil {
@@ -226,7 +235,7 @@ func (it *tableIter) loadBlock(i int) bool {
 	return true
 }
 
-func (it *tableIter) blockData(i int, h blockHandle) ([]byte, error) {
+func (it *TableIter) blockData(i int, h blockHandle) ([]byte, error) {
 	r := it.r
 	if i >= it.spanFirst && i < it.spanEnd {
 		return it.fromSpan(h)
@@ -263,7 +272,7 @@ func (it *tableIter) blockData(i int, h blockHandle) ([]byte, error) {
 }
 
 // fromSpan decodes a block of the read-ahead span and offers it to the cache.
-func (it *tableIter) fromSpan(h blockHandle) ([]byte, error) {
+func (it *TableIter) fromSpan(h blockHandle) ([]byte, error) {
 	r := it.r
 	fill := r.cache != nil && !it.o.NoFillCache
 	var b []byte

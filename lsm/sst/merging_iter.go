@@ -2,7 +2,7 @@ package sst
 
 import "bytes"
 
-// mergingIter merges child iterators into one stream ordered by key
+// MergingIter merges child iterators into one stream ordered by key
 // ascending then seq descending. It yields every version: the engine's
 // iterator picks the visible one per key, compaction the newest.
 //
@@ -17,7 +17,7 @@ import "bytes"
 // move, the heap needs one comparison per step: kid caches which of the
 // two is the smaller, and alone records that the top's key is strictly
 // below it, so SkipKey need not look for the key in other children.
-type mergingIter struct {
+type MergingIter struct {
 	children []Iterator
 	h        []heapItem
 	at       []int // SkipKey's scratch: heap indexes of the children at its key
@@ -34,11 +34,11 @@ type mergingIter struct {
 	atbuf [mergeInline]int
 }
 
-// mergeInline is how many children a mergingIter holds without allocating
+// mergeInline is how many children a MergingIter holds without allocating
 // more: a memtable and a few SSTs or sorted runs.
-const mergeInline = 4
+const mergeInline = 8
 
-var _ Iterator = (*mergingIter)(nil)
+var _ Iterator = (*MergingIter)(nil)
 
 type heapItem struct {
 	it  Iterator
@@ -56,7 +56,7 @@ func (x *heapItem) load() {
 func itemLess(a, b *heapItem) bool { return Compare(a.key, a.seq, b.key, b.seq) < 0 }
 
 // down restores the heap order below i.
-func (m *mergingIter) down(i int) {
+func (m *MergingIter) down(i int) {
 	h := m.h
 	n := len(h)
 	for {
@@ -85,19 +85,27 @@ func NewMergingIter(children []Iterator) Iterator {
 	return newMergingIter(children)
 }
 
-func newMergingIter(children []Iterator) *mergingIter {
-	m := &mergingIter{children: children}
+func newMergingIter(children []Iterator) *MergingIter {
+	m := new(MergingIter)
+	m.Init(children)
+	return m
+}
+
+// Init makes m an unpositioned merge of children, as NewMergingIter makes
+// one of several, for a holder that keeps one to reuse. REQUIRES: m was
+// closed (or is new).
+func (m *MergingIter) Init(children []Iterator) {
+	*m = MergingIter{children: children}
 	if len(children) <= mergeInline {
 		m.h, m.at = m.hbuf[:0], m.atbuf[:0]
 	} else {
 		m.h, m.at = make([]heapItem, 0, len(children)), make([]int, 0, len(children))
 	}
-	return m
 }
 
 // rebuild fills the heap with every valid child, after each child was
 // positioned; ok reports whether every child positioned without error.
-func (m *mergingIter) rebuild() bool {
+func (m *MergingIter) rebuild() bool {
 	m.h = m.h[:0]
 	m.kid, m.alone = 0, false
 	for _, c := range m.children {
@@ -119,7 +127,7 @@ func (m *mergingIter) rebuild() bool {
 	return len(m.h) > 0
 }
 
-func (m *mergingIter) First() bool {
+func (m *MergingIter) First() bool {
 	m.err = nil
 	for _, c := range m.children {
 		c.First()
@@ -127,7 +135,7 @@ func (m *mergingIter) First() bool {
 	return m.rebuild()
 }
 
-func (m *mergingIter) SeekGE(key []byte) bool {
+func (m *MergingIter) SeekGE(key []byte) bool {
 	m.err = nil
 	for _, c := range m.children {
 		c.SeekGE(key)
@@ -135,7 +143,7 @@ func (m *mergingIter) SeekGE(key []byte) bool {
 	return m.rebuild()
 }
 
-func (m *mergingIter) Next() bool {
+func (m *MergingIter) Next() bool {
 	if len(m.h) == 0 {
 		return false
 	}
@@ -149,7 +157,7 @@ func (m *mergingIter) Next() bool {
 // moved restores the heap after its top child moved: ok reports whether
 // the child is still positioned. It loads the child's key even when the
 // child is alone (Next does not).
-func (m *mergingIter) moved(ok bool) bool {
+func (m *MergingIter) moved(ok bool) bool {
 	top := &m.h[0]
 	if ok {
 		top.load()
@@ -175,7 +183,7 @@ func (m *mergingIter) moved(ok bool) bool {
 // stays reports whether the top, just moved, is still below both of its
 // children, so the heap is in order as it is; it sets alone. Only the top
 // moved since kid was set, so one comparison decides.
-func (m *mergingIter) stays() bool {
+func (m *MergingIter) stays() bool {
 	n := len(m.h)
 	if n == 1 {
 		m.alone = true
@@ -201,7 +209,7 @@ func (m *mergingIter) stays() bool {
 
 // SkipKey moves each child at key past its versions of it, once each,
 // instead of stepping the heap once per version.
-func (m *mergingIter) SkipKey(key []byte) bool {
+func (m *MergingIter) SkipKey(key []byte) bool {
 	if len(m.h) == 0 {
 		return false
 	}
@@ -275,11 +283,11 @@ func skipChild(x *heapItem, key []byte) bool {
 	return stepPast(x.it, key)
 }
 
-func (m *mergingIter) Valid() bool  { return len(m.h) > 0 }
-func (m *mergingIter) Row() *Row    { return m.h[0].it.Row() }
-func (m *mergingIter) Error() error { return m.err }
+func (m *MergingIter) Valid() bool  { return len(m.h) > 0 }
+func (m *MergingIter) Row() *Row    { return m.h[0].it.Row() }
+func (m *MergingIter) Error() error { return m.err }
 
-func (m *mergingIter) Close() error {
+func (m *MergingIter) Close() error {
 	for _, c := range m.children {
 		if err := c.Close(); err != nil && m.err == nil {
 			m.err = err
