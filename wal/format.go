@@ -69,17 +69,19 @@ func decodeHeader(b []byte, name string) (header, []byte, error) {
 // rowBytes is what the writer counts for them (keys, values and 16 bytes a
 // row, see take), 0 if unknown: it sizes the output once (objectSizeHint).
 func encodeBatches(rows []sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression) ([]byte, error) {
-	return encodeSegments([][]sst.Row{rows}, rowBytes, tick, epoch, c, nil)
+	return encodeSegments([][]sst.Row{rows}, rowBytes, tick, epoch, c, nil, nil)
 }
 
 // encodeSegments makes a batch object of the rows of segs, in order,
-// pacing itself with p (an everysec object holds a second of writes).
-func encodeSegments(segs [][]sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression, p *sst.Pacer) ([]byte, error) {
+// pacing itself with p (an everysec object holds a second of writes), in
+// buf's memory if it has room (see sst.BuilderOptions.Buf).
+func encodeSegments(segs [][]sst.Row, rowBytes int, tick int64, epoch uint64, c sst.Compression, p *sst.Pacer, buf []byte) ([]byte, error) {
 	b := sst.NewBuilder(sst.BuilderOptions{
 		Unordered:   true,
 		Compression: c,
 		Prefix:      appendHeader(nil, header{kind: kindBatch, epoch: epoch}),
 		SizeHint:    objectSizeHint(rowBytes, c),
+		Buf:         buf,
 		Pacer:       p,
 	})
 	for _, rows := range segs {

@@ -124,6 +124,12 @@ type Writer struct {
 	bkt  objstore.Bucket
 	opts Options
 
+	// spare holds the memory of stored objects, for encoding the next
+	// ones in: a second's object under everysec is megabytes, and fresh
+	// memory costs a page fault each 4 KiB.
+	spareMu sync.Mutex
+	spare   [][]byte
+
 	mu           sync.Mutex
 	pending      rowQueue // appended, not yet taken by a flush
 	pendingBytes int
@@ -610,15 +616,50 @@ func (w *Writer) start() {
 	maxSeq, batches := rows.lastSeq(), rows.batches
 	go func() {
 		start := time.Now()
-		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression, w.opts.Pacer)
+		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression, w.opts.Pacer, w.takeSpare())
 		w.release(rows)
+		done := false
 		if err != nil {
 			err = fmt.Errorf("wal: encode object %d: %w", id, err)
 		} else {
-			err = w.put(id, data)
+			done, err = w.put(id, data)
+		}
+		if done {
+			w.giveSpare(data) // before the acknowledgement, which tests wait for
 		}
 		w.finish(id, putResult{maxSeq: maxSeq, batches: batches, bytes: len(data), took: time.Since(start), err: err})
 	}()
+}
+
+// maxSpares is how many objects' memory the writer keeps: as many as are
+// usually in flight.
+const maxSpares = 2
+
+// takeSpare returns the memory of an object stored before, or nil.
+func (w *Writer) takeSpare() []byte {
+	w.spareMu.Lock()
+	defer w.spareMu.Unlock()
+	if n := len(w.spare); n > 0 {
+		b := w.spare[n-1]
+		w.spare[n-1] = nil
+		w.spare = w.spare[:n-1]
+		return b
+	}
+	return nil
+}
+
+// giveSpare keeps b, an object's memory nothing uses any more, for the
+// next object, unless the writer has enough or b is larger than an object
+// is cut at (an outsized batch's object is not kept).
+func (w *Writer) giveSpare(b []byte) {
+	if cap(b) > 2*w.opts.MaxObjectBytes {
+		return
+	}
+	w.spareMu.Lock()
+	defer w.spareMu.Unlock()
+	if len(w.spare) < maxSpares {
+		w.spare = append(w.spare, b[:0])
+	}
 }
 
 // finish records a PUT's outcome and acknowledges every object stored in
@@ -667,25 +708,29 @@ func (w *Writer) finish(id uint64, r putResult) {
 // until it succeeds, is fenced, or the writer is abandoned. A conflict after
 // a failed attempt, or in a hedged attempt, may be our own PUT having
 // landed: the object is read back and compared before calling it a fence.
-func (w *Writer) put(id uint64, data []byte) error {
+// done reports that no upload can still be reading data: the first and
+// only attempt stored it, unhedged (a hedge's loser may outlive its
+// attempt, and an HTTP transport may go on reading a failed request's
+// body after it returned).
+func (w *Writer) put(id uint64, data []byte) (done bool, err error) {
 	name := blob.WALName(id)
 	delay := w.opts.RetryDelay
 	failedBefore := false
 	for {
 		hedged, err := w.attempt(name, data)
 		if err == nil {
-			return nil
+			return !failedBefore && !hedged, nil
 		}
 		if w.bkt.IsConditionNotMetErr(err) {
 			// After a failed attempt or beside a hedge, the object may be
 			// our own.
 			if (failedBefore || hedged) && w.sameContent(name, data) {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("%w: wal object %d already exists", ErrFenced, id)
+			return false, fmt.Errorf("%w: wal object %d already exists", ErrFenced, id)
 		}
 		if werr := w.Err(); werr != nil {
-			return werr // an earlier object failed: this one can never be acknowledged
+			return false, werr // an earlier object failed: this one can never be acknowledged
 		}
 		failedBefore = true
 		w.stats.retries.Add(1)
@@ -693,7 +738,7 @@ func (w *Writer) put(id uint64, data []byte) error {
 		select {
 		case <-time.After(delay):
 		case <-w.abandon:
-			return ErrClosed
+			return false, ErrClosed
 		}
 		delay = min(2*delay, 2*time.Second)
 	}
