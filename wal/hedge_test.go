@@ -22,17 +22,29 @@ import (
 type stuckBucket struct {
 	objstore.Bucket
 	land bool
+	firstUploads
+}
 
+// firstUploads tells a test bucket whether an Upload is the first of its
+// name.
+type firstUploads struct {
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
+func (f *firstUploads) first(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	first := !f.seen[name]
+	f.seen[name] = true
+	return first
+}
+
 func (b *stuckBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
-	b.mu.Lock()
-	first := !b.seen[name]
-	b.seen[name] = true
-	b.mu.Unlock()
-	if !first {
+	if !b.first(name) {
 		return b.Bucket.Upload(ctx, name, r, opts...)
 	}
 	if b.land {
@@ -62,7 +74,7 @@ func TestHedgedPut(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			bkt := &stuckBucket{Bucket: inner, land: tc.land, seen: map[string]bool{}}
+			bkt := &stuckBucket{Bucket: inner, land: tc.land}
 			w := NewWriter(bkt, 1, 0, nil, Options{Hedge: 10 * time.Millisecond})
 			defer w.Close()
 			if err := w.Append(batch(1, "k"), 1); err != nil {

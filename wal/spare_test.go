@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -21,16 +20,11 @@ import (
 // body.
 type failFirstBucket struct {
 	objstore.Bucket
-	mu   sync.Mutex
-	seen map[string]bool
+	firstUploads
 }
 
 func (b *failFirstBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
-	b.mu.Lock()
-	first := !b.seen[name]
-	b.seen[name] = true
-	b.mu.Unlock()
-	if first {
+	if b.first(name) {
 		return errors.New("injected: connection reset")
 	}
 	return b.Bucket.Upload(ctx, name, r, opts...)
@@ -104,8 +98,8 @@ func TestObjectMemoryReuse(t *testing.T) {
 		bkt  objstore.Bucket
 		opts Options
 	}{
-		{"retried", &failFirstBucket{Bucket: blob.NewMemBucket(), seen: map[string]bool{}}, Options{Hedge: -1, RetryDelay: time.Millisecond}},
-		{"hedged", &stuckBucket{Bucket: blob.NewMemBucket(), seen: map[string]bool{}}, Options{Hedge: 10 * time.Millisecond}},
+		{"retried", &failFirstBucket{Bucket: blob.NewMemBucket()}, Options{Hedge: -1, RetryDelay: time.Millisecond}},
+		{"hedged", &stuckBucket{Bucket: blob.NewMemBucket()}, Options{Hedge: 10 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewWriter(tc.bkt, 1, 0, nil, tc.opts)
