@@ -39,20 +39,16 @@ type Iterator struct {
 	// a quarter of LRANGE's CPU under a pipelined load, most of it the
 	// page faults and zeroing of the heap growing into fresh memory.)
 	mem   memIter
-	kids  [mergeInlineKids]sst.Iterator
+	kids  [sst.MergeInline]sst.Iterator
 	merge sst.MergingIter
 	lv    [iterLevels]levelIter
 	nlv   int // of lv in use
 }
 
 // iterLevels is how many sorted runs (an L0 SST is one) an Iterator reads
-// without allocating, and mergeInlineKids how many children it merges so
-// (sst.MergingIter's heap holds as many inline): the memtables, the L0
-// SSTs below the compaction trigger and a few runs.
-const (
-	iterLevels      = 8
-	mergeInlineKids = 8
-)
+// without allocating; it merges up to sst.MergeInline children so: the
+// memtables, the L0 SSTs below the compaction trigger and a few runs.
+const iterLevels = 8
 
 var _ sst.Iterator = (*Iterator)(nil)
 

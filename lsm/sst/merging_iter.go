@@ -30,13 +30,13 @@ type MergingIter struct {
 
 	// Room for the heap and at of a merge of a few children, so that
 	// making one (once per scan) is one allocation.
-	hbuf  [mergeInline]heapItem
-	atbuf [mergeInline]int
+	hbuf  [MergeInline]heapItem
+	atbuf [MergeInline]int
 }
 
-// mergeInline is how many children a MergingIter holds without allocating
+// MergeInline is how many children a MergingIter holds without allocating
 // more: a memtable and a few SSTs or sorted runs.
-const mergeInline = 8
+const MergeInline = 8
 
 var _ Iterator = (*MergingIter)(nil)
 
@@ -96,7 +96,7 @@ func newMergingIter(children []Iterator) *MergingIter {
 // closed (or is new).
 func (m *MergingIter) Init(children []Iterator) {
 	*m = MergingIter{children: children}
-	if len(children) <= mergeInline {
+	if len(children) <= MergeInline {
 		m.h, m.at = m.hbuf[:0], m.atbuf[:0]
 	} else {
 		m.h, m.at = make([]heapItem, 0, len(children)), make([]int, 0, len(children))

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/thanos-io/objstore"
 )
@@ -533,6 +534,46 @@ func TestBuilderPrefixAndSizeHint(t *testing.T) {
 					checkIterAll(t, openBytes(t, data[len(prefix):], nil), rows)
 				}
 			}
+		}
+	}
+}
+
+// TestTableIterReuse: a closed TableIter refers to no table or block and
+// refuses to move; InitIter makes it an iterator over another table that
+// yields exactly that table's rows, reusing its key buffer.
+func TestTableIterReuse(t *testing.T) {
+	ctx := context.Background()
+	var tables [2][]Row
+	for i := range 300 {
+		tables[i%2] = append(tables[i%2], Row{Key: fmt.Appendf(nil, "key-%04d", i), Seq: uint64(i + 1), Kind: KindPut, Value: fmt.Appendf(nil, "v%d", i)})
+	}
+	var it TableIter
+	var keyBuf *byte
+	for round := range 4 {
+		rows := tables[round%2]
+		data, _ := build(t, rows, BuilderOptions{BlockSize: 256})
+		r := openBytes(t, data, nil)
+		r.InitIter(&it, ctx, IterOptions{})
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if !rowEqual(*it.Row(), rows[n]) {
+				t.Fatalf("round %d row %d: %s, want %s", round, n, fmtRow(*it.Row()), fmtRow(rows[n]))
+			}
+			n++
+		}
+		if err := it.Close(); err != nil || n != len(rows) {
+			t.Fatalf("round %d: %d of %d rows, %v", round, n, len(rows), err)
+		}
+		if it.r != nil || it.ctx != nil || it.bi.data != nil || it.span != nil || it.index.n != 0 || it.bi.cur.Value != nil {
+			t.Fatalf("round %d: a closed TableIter still refers to its table or a block", round)
+		}
+		if it.First() || !errors.Is(it.Error(), errIterClosed) {
+			t.Fatalf("round %d: a closed TableIter moved (err %v)", round, it.Error())
+		}
+		if p := unsafe.SliceData(it.bi.key[:1]); round > 0 && p != keyBuf {
+			t.Errorf("round %d: the key buffer was not reused", round)
+		} else {
+			keyBuf = p
 		}
 	}
 }
