@@ -154,7 +154,8 @@ func (b *LocalBucket) removeStaleTemps(before time.Time) error {
 		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(before) {
 			continue // gone meanwhile, not ours, or possibly in use
 		}
-		if err := os.Remove(filepath.Join(b.tmpDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		path := filepath.Join(b.tmpDir, e.Name())
+		if err := b.aids.free(func() error { return os.Remove(path) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -382,7 +383,7 @@ func (b *LocalBucket) writeTemp(ctx context.Context, r io.Reader) (string, error
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(t.path)
+		b.aids.remove(t.path)
 		return "", err
 	}
 	return t.path, nil
@@ -628,7 +629,7 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	if err := os.Remove(path); err != nil {
+	if err := b.aids.free(func() error { return os.Remove(path) }); err != nil {
 		return b.statErr(name, err)
 	}
 	return nil
