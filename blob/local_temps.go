@@ -58,10 +58,10 @@ type localAids struct {
 // cache flush, which every WAL fdatasync is, waits for the discards before
 // it. Garbage collection deletes the WAL objects of a minute at once
 // (10-17k under 50 durable clients), 8 at a time: durable writes all but
-// stopped for 4-6 s (journal fdatasyncs of 0.5-1.2 s). One at a time
-// without the rest, they still fell to 40/s for seconds; with it, the
-// writes during a pass ran at 0.85-0.97x of before, the slowest quarter
-// second at 5-7k/s, while the pass freed ~700 objects a second.
+// stopped for 4-6 s. One at a time without the rest, the journal's
+// fdatasyncs still took 0.5-1.2 s and writes fell to 40/s; with it, the
+// writes during a pass ran at 0.84-0.97x of before, the slowest quarter
+// second at 5-7k/s, while the pass freed 350-700 objects a second.
 func (a *localAids) free(fn func() error) error {
 	a.freeMu.Lock()
 	defer a.freeMu.Unlock()
