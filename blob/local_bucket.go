@@ -154,8 +154,7 @@ func (b *LocalBucket) removeStaleTemps(before time.Time) error {
 		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(before) {
 			continue // gone meanwhile, not ours, or possibly in use
 		}
-		path := filepath.Join(b.tmpDir, e.Name())
-		if err := b.aids.free(func() error { return os.Remove(path) }); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := b.aids.unlink(filepath.Join(b.tmpDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -629,7 +628,7 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	if err := b.aids.free(func() error { return os.Remove(path) }); err != nil {
+	if err := b.aids.unlink(path); err != nil {
 		return b.statErr(name, err)
 	}
 	return nil

@@ -79,9 +79,15 @@ func (a *localAids) free(fn func() error) error {
 // maxFreeRest bounds the lane's rest after one slow call.
 const maxFreeRest = 100 * time.Millisecond
 
-// remove removes path in the lane of free, ignoring errors: for names
-// whose removal is cleanup.
-func (a *localAids) remove(path string) { a.free(func() error { return os.Remove(path) }) }
+// unlink removes path in the lane of free: for a file that may hold
+// blocks. An empty file (a spare, a recycled one) frees none and is
+// removed directly.
+func (a *localAids) unlink(path string) error {
+	return a.free(func() error { return os.Remove(path) })
+}
+
+// remove is unlink ignoring errors: for names whose removal is cleanup.
+func (a *localAids) remove(path string) { a.unlink(path) }
 
 // recycledTemp is the emptied file of a deleted object, renamed into the
 // temp directory.
@@ -162,13 +168,13 @@ func (a *localAids) reuseTemp() (spareTemp, bool) {
 			// Fresh again for removeStaleTemps of another process.
 			now := time.Now()
 			if os.Chtimes(r.path, now, now) != nil {
-				a.remove(r.path)
+				os.Remove(r.path) // empty
 				continue
 			}
 		}
 		fd, err := openRaw(r.path, os.O_WRONLY, 0)
 		if err != nil {
-			a.remove(r.path)
+			os.Remove(r.path) // empty
 			continue
 		}
 		return spareTemp{fd: fd, path: r.path, made: time.Now()}, true
@@ -202,7 +208,7 @@ func (a *localAids) recycle(path string) (bool, error) {
 	a.mu.Lock()
 	if a.closed || len(a.recycled) >= maxRecycled {
 		a.mu.Unlock()
-		a.remove(tmp)
+		os.Remove(tmp) // emptied above
 		return true, nil
 	}
 	a.recycled = append(a.recycled, recycledTemp{path: tmp, when: time.Now()})
@@ -339,13 +345,13 @@ func (a *localAids) close() {
 	a.mu.Unlock()
 	for _, t := range spares {
 		closeFd(t.fd)
-		a.remove(t.path)
+		os.Remove(t.path) // empty
 	}
 	for _, p := range retired {
 		a.remove(p)
 	}
 	for _, r := range recycled {
-		a.remove(r.path)
+		os.Remove(r.path) // empty
 	}
 	for _, d := range dirs {
 		d.Close()
