@@ -31,7 +31,7 @@ func BenchmarkEncodeBatches(b *testing.B) {
 			b.Run(fmt.Sprintf("rows=%d/c=%d", n, c), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := encodeBatches(rows, size, 1, 1, c); err != nil {
+					if _, err := encodeBatches(rows, size, 1, header{epoch: 1, id: 1}, c); err != nil {
 						b.Fatal(err)
 					}
 				}

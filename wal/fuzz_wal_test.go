@@ -15,14 +15,14 @@ import (
 // input replay trusts, so its decoder must refuse anything it did not
 // write with corruption, never panic, and agree with the header decoder.
 
-// fuzzSeedObjects are valid WAL objects of both kinds and every
-// compression.
+// fuzzSeedObjects are valid WAL objects of both kinds, both versions and
+// every compression.
 func fuzzSeedObjects(tb testing.TB) [][]byte {
-	objs := [][]byte{encodeFence(1), encodeFence(1 << 40)}
+	objs := [][]byte{encodeFence(1, 1), encodeFence(1<<40, 1<<50), appendHeader(nil, header{kind: kindFence, epoch: 3, v1: true})}
 	for i, c := range []sst.Compression{sst.CompressionNone, sst.CompressionS2, sst.CompressionZstd} {
 		rows := append(batch(uint64(10*i+1), "a", "b"), batch(uint64(10*i+2), "c")...)
 		rows[1].Kind, rows[2].ExpireAt = sst.KindDelete, 1_700_000_000_000
-		data, err := encodeBatches(rows, 0, int64(1000+i), uint64(i+1), c)
+		data, err := encodeBatches(rows, 0, int64(1000+i), header{epoch: uint64(i + 1), id: uint64(i + 7), v1: i == 2}, c)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -53,13 +53,17 @@ func FuzzDecodeObject(f *testing.F) {
 		if herr != nil || h.Epoch != epoch || h.Fence != fence {
 			t.Fatalf("DecodeHeader %+v %v disagrees with DecodeObject epoch %d fence %v", h, herr, epoch, fence)
 		}
+		hdr, _, _ := decodeHeader(data, "fuzz")
+		if hdr.id != h.ID {
+			t.Fatalf("DecodeHeader id %d, decodeHeader %d", h.ID, hdr.id)
+		}
 		if fence {
-			if !bytes.Equal(data, encodeFence(epoch)) {
-				t.Fatalf("fence %x is not the encoding of epoch %d", data, epoch)
+			if !bytes.Equal(data, appendHeader(nil, hdr)) {
+				t.Fatalf("fence %x is not the encoding of its header %+v", data, hdr)
 			}
 			return
 		}
-		re, err := encodeBatches(rows, 0, stats.ClockTick, epoch, sst.CompressionNone)
+		re, err := encodeBatches(rows, 0, stats.ClockTick, hdr, sst.CompressionNone)
 		if err != nil {
 			return // rows the builder refuses (out of seq order): DecodeAll took them as they are
 		}
@@ -80,11 +84,14 @@ func FuzzDecodeObject(f *testing.F) {
 // object: a kind byte, an epoch byte) and checks that Replay hands over
 // exactly the batch objects a model of its rule keeps: in id order, none
 // whose epoch is below an epoch seen at a lower id, fences skipped; and
-// that a damaged object stops it with corruption.
+// that a damaged object, or one holding another id's bytes (a recycled
+// file's, after a power loss), stops it with corruption. A first-version
+// object records no id and is replayed like a batch.
 func FuzzReplay(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 1, 1, 2, 0, 1, 0, 2})
 	f.Add([]byte{0, 3, 2, 3, 0, 1})
 	f.Add([]byte{1, 1, 0, 1, 3, 2, 0, 2})
+	f.Add([]byte{0, 1, 5, 1, 4, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, desc []byte) {
 		if len(desc) > 64 {
 			desc = desc[:64]
@@ -95,22 +102,26 @@ func FuzzReplay(f *testing.F) {
 		var newest uint64
 		corrupt := false
 		for i := 0; i+1 < len(desc); i += 2 {
-			id, kind, epoch := uint64(i/2+1), desc[i]%4, uint64(desc[i+1]%8)
+			id, kind, epoch := uint64(i/2+1), desc[i]%6, uint64(desc[i+1]%8)
 			var data []byte
 			switch kind {
-			case 0, 1: // batch
+			case 0, 1, 5: // batch (5: of the first version)
 				var err error
-				if data, err = encodeBatches(batch(id, fmt.Sprint(id)), 0, 1, epoch, sst.CompressionNone); err != nil {
+				h := header{epoch: epoch, id: id, v1: kind == 5}
+				if data, err = encodeBatches(batch(id, fmt.Sprint(id)), 0, 1, h, sst.CompressionNone); err != nil {
 					t.Fatal(err)
 				}
 				if !corrupt && epoch >= newest {
 					want = append(want, id)
 				}
 			case 2:
-				data = encodeFence(epoch)
-			default: // damaged: a batch object with a flipped body byte
-				data, _ = encodeBatches(batch(id, "x"), 0, 1, epoch, sst.CompressionNone)
+				data = encodeFence(epoch, id)
+			case 3: // damaged: a batch object with a flipped body byte
+				data, _ = encodeBatches(batch(id, "x"), 0, 1, header{epoch: epoch, id: id}, sst.CompressionNone)
 				data[len(data)/2+headerLen/2] ^= 0x40
+				corrupt = true
+			default: // another object's bytes, whole
+				data, _ = encodeBatches(batch(id, "x"), 0, 1, header{epoch: epoch, id: id + 100}, sst.CompressionNone)
 				corrupt = true
 			}
 			newest = max(newest, epoch)

@@ -9,7 +9,8 @@ import (
 )
 
 // HeaderLen is the size of a WAL object's header. A fence object is exactly
-// this long; a batch object is longer (its body is a non-empty SST).
+// this long; a batch object is longer (its body is a non-empty SST). (An
+// object of the first version has a header of 21 bytes.)
 const HeaderLen = headerLen
 
 // Header is what a WAL object's header says about it.
@@ -19,20 +20,24 @@ type Header struct {
 	// Fence reports a fence object: a new writer's claim on the id, with no
 	// rows. A batch object holds rows.
 	Fence bool
+	// ID is the id the object records, its own; 0 for an object of the
+	// first version, which does not record it.
+	ID uint64
 }
 
 // DecodeHeader decodes the header of a WAL object from data, which is the
 // whole object or at least its first HeaderLen+1 bytes: the byte past the
 // header is what tells a fence (which has none) from a batch object, so a
 // header-only object is a fence only if its header says so, and a fence
-// header followed by more bytes is corruption. The error wraps
+// header followed by more bytes is corruption, and so is a header recording
+// another id than name's, when name is a WAL object's. The error wraps
 // sst.ErrCorruption.
 func DecodeHeader(data []byte, name string) (Header, error) {
 	h, _, err := decodeHeader(data, name)
 	if err != nil {
 		return Header{}, err
 	}
-	return Header{Epoch: h.epoch, Fence: h.kind == kindFence}, nil
+	return Header{Epoch: h.epoch, Fence: h.kind == kindFence, ID: h.id}, nil
 }
 
 // ReadHeader reads the header of WAL object name with one ranged read of

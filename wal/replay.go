@@ -76,9 +76,8 @@ func Fence(ctx context.Context, bkt objstore.Bucket, after, epoch uint64) (Fence
 		existing[id] = true
 		next = max(next, id+1)
 	}
-	body := encodeFence(epoch)
 	claim := func(ctx context.Context, id uint64) (bool, error) {
-		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(body), objstore.WithIfNotExists())
+		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(encodeFence(epoch, id)), objstore.WithIfNotExists())
 		if err == nil {
 			return true, nil
 		}
@@ -130,7 +129,8 @@ type Object struct {
 // a lower id was stored by a fenced writer after its fence and was never
 // acknowledged. A corrupt object stops replay with an error wrapping
 // sst.ErrCorruption: every object was stored whole, so damage is real
-// corruption, not a torn tail.
+// corruption, not a torn tail. So is an object that records another id
+// than its name's (format.go).
 func Replay(ctx context.Context, bkt objstore.Bucket, ids []uint64, fn func(Object) error) error {
 	var newest uint64
 	for _, id := range ids {

@@ -350,9 +350,9 @@ func TestFenceClaimsHolesAndWindow(t *testing.T) {
 	ctx := context.Background()
 	bkt := blob.NewMemBucket()
 	// Writer 1 stored ids 1, 2 and 4; its PUT of 3 is still in flight.
-	putObject(t, bkt, 1, testObject(t, 1, 1))
-	putObject(t, bkt, 2, testObject(t, 1, 2))
-	putObject(t, bkt, 4, testObject(t, 1, 4))
+	putObject(t, bkt, 1, testObject(t, 1, 1, 1))
+	putObject(t, bkt, 2, testObject(t, 2, 1, 2))
+	putObject(t, bkt, 4, testObject(t, 4, 1, 4))
 	f, err := Fence(ctx, bkt, 0, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +361,7 @@ func TestFenceClaimsHolesAndWindow(t *testing.T) {
 		t.Fatalf("fenced %+v, want fence 5, first id %d, replay [1 2 3 4]", f, 5+MaxInflight)
 	}
 	for _, id := range []uint64{3, 6, f.FirstID - 1} {
-		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(testObject(t, 1, id)), objstore.WithIfNotExists())
+		err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(testObject(t, id, 1, id)), objstore.WithIfNotExists())
 		if !bkt.IsConditionNotMetErr(err) {
 			t.Fatalf("old writer stored id %d after the fence: %v", id, err)
 		}
@@ -377,11 +377,11 @@ func TestFenceClaimsHolesAndWindow(t *testing.T) {
 func TestReplaySkipsDebris(t *testing.T) {
 	ctx := context.Background()
 	bkt := blob.NewMemBucket()
-	putObject(t, bkt, 1, testObject(t, 1, 1))
-	putObject(t, bkt, 2, testObject(t, 1, 2))
-	putObject(t, bkt, 3, encodeFence(2))
-	putObject(t, bkt, 4, testObject(t, 1, 3)) // debris of writer 1
-	putObject(t, bkt, 5, testObject(t, 2, 3))
+	putObject(t, bkt, 1, testObject(t, 1, 1, 1))
+	putObject(t, bkt, 2, testObject(t, 2, 1, 2))
+	putObject(t, bkt, 3, encodeFence(2, 3))
+	putObject(t, bkt, 4, testObject(t, 4, 1, 3)) // debris of writer 1
+	putObject(t, bkt, 5, testObject(t, 5, 2, 3))
 	var seqs []uint64
 	if err := Replay(ctx, bkt, listIDs(t, bkt), func(o Object) error {
 		for _, r := range o.Rows {
@@ -396,9 +396,10 @@ func TestReplaySkipsDebris(t *testing.T) {
 	}
 }
 
-func testObject(t *testing.T, epoch, seq uint64) []byte {
+// testObject makes WAL object id of writer epoch holding one batch, seq.
+func testObject(t *testing.T, id, epoch, seq uint64) []byte {
 	t.Helper()
-	data, err := encodeBatches(batch(seq, fmt.Sprint(seq)), 0, 1, epoch, sst.CompressionNone)
+	data, err := encodeBatches(batch(seq, fmt.Sprint(seq)), 0, 1, header{epoch: epoch, id: id}, sst.CompressionNone)
 	if err != nil {
 		t.Fatal(err)
 	}

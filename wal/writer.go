@@ -616,7 +616,7 @@ func (w *Writer) start() {
 	maxSeq, batches := rows.lastSeq(), rows.batches
 	go func() {
 		start := time.Now()
-		data, err := encodeSegments(rows.segs, size, tick, w.opts.Epoch, w.opts.Compression, w.opts.Pacer, w.takeSpare())
+		data, err := encodeSegments(rows.segs, size, tick, header{epoch: w.opts.Epoch, id: id}, w.opts.Compression, w.opts.Pacer, w.takeSpare())
 		w.release(rows)
 		done := false
 		if err != nil {
