@@ -133,6 +133,10 @@ func NewLocalBucketWithOptions(dir string, opts LocalOptions) (*LocalBucket, err
 // uploads durable through its journal (LocalOptions.JournalBytes).
 func (b *LocalBucket) Journaling() bool { return b.journal != nil }
 
+// RecycleStats returns counters of the recycling of deleted WAL objects'
+// files.
+func (b *LocalBucket) RecycleStats() RecycleStats { return b.aids.recycleStats() }
+
 // JournalStats returns counters of the bucket's journal (zero without one).
 func (b *LocalBucket) JournalStats() JournalStats {
 	if b.journal == nil {
@@ -298,9 +302,16 @@ func (b *LocalBucket) Upload(ctx context.Context, name string, r io.Reader, opts
 // by a journal record (local_journal.go) or, when the journal cannot take
 // it, by fsyncs of the file and its directory.
 func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, body []byte) error {
-	t, err := b.aids.take()
-	if err != nil {
-		return fmt.Errorf("blob: upload %s: %w", name, err)
+	var t spareTemp
+	var err error
+	ok := false
+	if _, wal := ParseWALName(name); wal {
+		t, ok = b.aids.takeRecycled(len(body))
+	}
+	if !ok {
+		if t, err = b.aids.take(); err != nil {
+			return fmt.Errorf("blob: upload %s: %w", name, err)
+		}
 	}
 	moved := false
 	defer func() {
@@ -316,6 +327,13 @@ func (b *LocalBucket) uploadJournaled(ctx context.Context, name, path string, bo
 	}()
 	if err := writeFull(t.fd, body, -1); err != nil {
 		return fmt.Errorf("blob: upload %s: write %s: %w", name, t.path, err)
+	}
+	if t.size > int64(len(body)) {
+		// A recycled file holding no more blocks than body needs: the cut
+		// frees none.
+		if err := truncateFd(t.fd, int64(len(body))); err != nil {
+			return fmt.Errorf("blob: upload %s: truncate %s: %w", name, t.path, err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -607,7 +625,8 @@ func (b *LocalBucket) Attributes(ctx context.Context, name string) (objstore.Obj
 // objects GC deletes per second under load put a directory write in the
 // disk queue ahead of the WAL's own fdatasyncs.
 func (b *LocalBucket) Delete(ctx context.Context, name string) error {
-	if _, err := b.Attributes(ctx, name); err != nil {
+	attrs, err := b.Attributes(ctx, name)
+	if err != nil {
 		return err
 	}
 	path, _ := b.objectPath(name)
@@ -615,13 +634,10 @@ func (b *LocalBucket) Delete(ctx context.Context, name string) error {
 	if b.journal != nil {
 		b.journal.forget(name) // J3
 	}
-	// A WAL object's file becomes a temp file for a later upload
-	// (local_temps.go). Only WAL objects: emptying a file cuts short a read
-	// that still has it open, where removing the name lets it finish, and
-	// WAL objects are read only by replay, which reads none that garbage
-	// collection deletes (those at or below the manifest's replay point).
+	// A WAL object's file, blocks and all, becomes a later WAL object's
+	// (local_temps.go).
 	if _, ok := ParseWALName(name); ok {
-		switch gone, err := b.aids.recycle(path); {
+		switch gone, err := b.aids.recycle(path, attrs.Size); {
 		case err != nil:
 			return b.statErr(name, err)
 		case gone:

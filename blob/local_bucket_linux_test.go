@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/thanos-io/objstore"
@@ -72,10 +73,11 @@ func TestLocalBucketCreateIfAbsentRenameAndLink(t *testing.T) {
 	}
 }
 
-// TestLocalBucketRecyclesWALFiles: a deleted WAL object's file becomes,
-// emptied, a temp file for later uploads, so the new objects hold exactly
-// their own bodies; other objects' files are removed as before; a deleted
-// name reads as not found; Close leaves no temp file.
+// TestLocalBucketRecyclesWALFiles: a deleted WAL object's file, its bytes
+// kept, becomes a later WAL object's, and only one whose body needs at
+// least the blocks the file holds (so cutting it to the body frees none);
+// every new object holds exactly its own body; other objects' files are
+// removed; a deleted name reads as not found; Close leaves no temp file.
 func TestLocalBucketRecyclesWALFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -84,26 +86,25 @@ func TestLocalBucketRecyclesWALFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	temps := func() (n int) {
+	inode := func(path string) uint64 {
 		t.Helper()
-		entries, err := os.ReadDir(filepath.Join(dir, tmpDirName))
+		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range entries {
-			if fi, err := e.Info(); err == nil && fi.Size() == 0 {
-				n++
-			}
-		}
-		return n
+		return fi.Sys().(*syscall.Stat_t).Ino
 	}
+	bs := b.aids.blockSize
+	// Old objects of 1 to 4 blocks, two of each.
 	const n = 8
+	oldSize := map[uint64]int64{} // inode -> the old object's size
 	for i := range n {
-		mustUpload(t, b, WALName(uint64(i+1)), strings.Repeat("old bytes ", 1000), objstore.WithIfNotExists())
+		name := WALName(uint64(i + 1))
+		size := int64(i/2)*bs + bs/2
+		mustUpload(t, b, name, strings.Repeat("o", int(size)), objstore.WithIfNotExists())
+		oldSize[inode(filepath.Join(dir, filepath.FromSlash(name)))] = size
 	}
 	mustUpload(t, b, ManifestName(1), "m", objstore.WithIfNotExists())
-	b.aids.waitIdle()
-	before := temps() // the spares
 	for i := range n {
 		if err := b.Delete(ctx, WALName(uint64(i+1))); err != nil {
 			t.Fatal(err)
@@ -112,9 +113,8 @@ func TestLocalBucketRecyclesWALFiles(t *testing.T) {
 	if err := b.Delete(ctx, ManifestName(1)); err != nil {
 		t.Fatal(err)
 	}
-	b.aids.waitIdle()
-	if got := temps(); got != before+n {
-		t.Fatalf("%d empty temp files after deleting %d WAL objects and a manifest; want %d spares + %d recycled", got, n, before, n)
+	if st := b.RecycleStats(); st.Files != n || st.Recycled != n {
+		t.Fatalf("after deleting %d WAL objects and a manifest: %+v; want %d files recycled", n, st, n)
 	}
 	for _, name := range []string{WALName(1), ManifestName(1)} {
 		if ok, err := b.Exists(ctx, name); ok || err != nil {
@@ -127,18 +127,36 @@ func TestLocalBucketRecyclesWALFiles(t *testing.T) {
 	if err := b.Delete(ctx, WALName(1)); !b.IsObjNotFoundErr(err) {
 		t.Fatalf("second Delete of %s: %v", WALName(1), err)
 	}
-	for i := range n {
+
+	// A manifest takes no recycled file.
+	mustUpload(t, b, ManifestName(2), "m2", objstore.WithIfNotExists())
+	if _, ok := oldSize[inode(filepath.Join(dir, ManifestName(2)))]; ok {
+		t.Fatal("a manifest was written into a recycled WAL file")
+	}
+	// New WAL objects: 3 blocks, 1 block, 2 bytes, 4 blocks, 2 blocks...
+	reused := 0
+	for i, size := range []int64{3 * bs, bs - 7, 2, 4 * bs, 2*bs - 1, bs, 5 * bs, 3*bs + 1, 1} {
 		name := WALName(uint64(100 + i))
-		body := fmt.Sprintf("new %d", i)
+		body := strings.Repeat(string(rune('a'+i)), int(size))
 		mustUpload(t, b, name, body, objstore.WithIfNotExists())
-		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil || string(got) != body {
-			t.Fatalf("%s holds %q (%v); want %q", name, got, err, body)
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if got, err := os.ReadFile(path); err != nil || string(got) != body {
+			t.Fatalf("%s holds %d bytes (%v); want its own %d", name, len(got), err, len(body))
+		}
+		if old, ok := oldSize[inode(path)]; ok {
+			reused++
+			if b.aids.blocks(old) > b.aids.blocks(size) {
+				t.Fatalf("%s of %d bytes took a recycled file holding %d: cutting it freed blocks", name, size, old)
+			}
+			delete(oldSize, inode(path))
 		}
 	}
-	b.aids.waitIdle()
-	if got := temps(); got != before {
-		t.Fatalf("%d empty temp files after %d more uploads; want the %d recycled ones used and %d spares", got, n, n, before)
+	// 3 blocks takes a 3-block file, 1 block and 2 bytes the 1-block ones,
+	// 4 blocks a 4-block file, 2 blocks a 2-block one, 1 block none left,
+	// 5 blocks the other 4-block one, 3 blocks+1 the other 3-block one, 1
+	// byte none.
+	if st := b.RecycleStats(); reused != 7 || st.Reused != 7 || st.Files != 1 {
+		t.Fatalf("%d uploads into recycled files, stats %+v; want 7 reused and a 2-block file left", reused, st)
 	}
 	b.Close()
 	if tmps, _ := os.ReadDir(filepath.Join(dir, tmpDirName)); len(tmps) != 0 {

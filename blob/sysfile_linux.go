@@ -116,3 +116,29 @@ func renameat2(from, to string, flags uint) error {
 	}
 	return nil
 }
+
+// truncateFd is ftruncate(2) of fd to n bytes, raw: for a recycled file
+// cut to a new object's size within the blocks it holds, which frees none
+// (local_temps.go), so the call is short.
+func truncateFd(fd int, n int64) error {
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_FTRUNCATE, uintptr(fd), uintptr(n), 0)
+		switch e {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return e
+	}
+}
+
+// fsBlockSize is the block size of the file system holding path; 4096 if
+// statfs(2) fails.
+func fsBlockSize(path string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil || st.Bsize <= 0 {
+		return 4096
+	}
+	return int64(st.Bsize)
+}

@@ -41,3 +41,9 @@ func writeFull(fd int, p []byte, off int64) error {
 }
 
 func closeFd(fd int) error { return syscall.Close(fd) }
+
+func truncateFd(fd int, n int64) error { return syscall.Ftruncate(fd, n) }
+
+// fsBlockSize assumes 4 KiB blocks: a smaller real block only makes a
+// recycled file's truncation free a few blocks (local_temps.go).
+func fsBlockSize(string) int64 { return 4096 }

@@ -24,6 +24,18 @@ func journalFigures(s blob.JournalStats) []lsm.Figure {
 	}
 }
 
+// recycleFigures count the local bucket's recycling of deleted WAL objects'
+// files (blob/local_temps.go).
+func recycleFigures(s blob.RecycleStats) []lsm.Figure {
+	return []lsm.Figure{
+		lsm.GaugeFigure("local_recycled_files", "Deleted WAL objects' files kept, blocks and all, for later WAL objects.", s.Files),
+		lsm.GaugeFigure("local_recycled_bytes", "The bytes those files hold: disk in use outside the bucket's objects.", s.Bytes),
+		lsm.CounterFigure("local_recycled", "Deleted WAL objects whose files were kept.", s.Recycled),
+		lsm.CounterFigure("local_recycled_reused", "WAL objects written over a kept file's blocks.", s.Reused),
+		lsm.CounterFigure("local_recycled_freed", "Kept files removed unused (none fit for the recycling age, or at close).", s.Freed),
+	}
+}
+
 // journalInfo is INFO's Localjournal section. lb is nil for a bucket that
 // is not a local directory, and for one under a prefix, whose LocalBucket
 // the prefix wrapper hides.
@@ -39,5 +51,6 @@ func journalInfo(lb *blob.LocalBucket) resp.InfoSection {
 	if s.Err != nil {
 		fields = append(fields, [2]string{"local_journal_error", s.Err.Error()})
 	}
-	return resp.InfoSection{Name: "Localjournal", Fields: append(fields, resp.FigureFields(journalFigures(s))...)}
+	fields = append(fields, resp.FigureFields(journalFigures(s))...)
+	return resp.InfoSection{Name: "Localjournal", Fields: append(fields, resp.FigureFields(recycleFigures(lb.RecycleStats()))...)}
 }

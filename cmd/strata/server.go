@@ -369,6 +369,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		}
 		if lb != nil {
 			figs = append(figs, journalFigures(lb.JournalStats())...)
+			figs = append(figs, recycleFigures(lb.RecycleStats())...)
 		}
 		return figs
 	}
