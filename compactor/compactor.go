@@ -131,6 +131,9 @@ func Open(ctx context.Context, bkt objstore.Bucket, opts Options) (*Compactor, e
 	if err != nil {
 		return nil, fmt.Errorf("compactor: claim epoch: %w", err)
 	}
+	if opts.GC.Pacer == nil {
+		opts.GC.Pacer = opts.Pacer
+	}
 	c.gc = NewGC(bkt, c.store, opts.GC)
 	c.gc.epoch = c.epoch
 	opts.Logger.Info("compactor opened", "epoch", c.epoch)

@@ -771,3 +771,69 @@ func gcCheckBucket(t *testing.T, bkt objstore.Bucket, store *manifest.Store, set
 		t.Errorf("%d wal objects at or below replay_after_wal_id %d left: %v", len(below), m.ReplayAfterWALID, below)
 	}
 }
+
+// TestGCRestsWhileServerBusy: while the Pacer says the server is busy with
+// clients, a pass rests after each batch (but the last) as long as the
+// batch took; with the server idle, or no Pacer, it never rests. Every
+// object is collected either way.
+func TestGCRestsWhileServerBusy(t *testing.T) {
+	for _, mode := range []string{"busy", "idle", "none"} {
+		t.Run(mode, func(t *testing.T) {
+			mem := blob.NewMemBucket()
+			store := manifest.NewStore(mem)
+			keys := make([]string, 20)
+			for i := range keys {
+				keys[i] = fmt.Sprint("k", i)
+			}
+			gcWAL(t, mem, 1, 1, keys...)
+			gcPublish(t, store, 20)
+			const deleteTime = 2 * time.Millisecond
+			bkt := &gcHookBucket{Bucket: mem}
+			bkt.afterDelete = func(string) { time.Sleep(deleteTime) }
+			var pacer *sst.Pacer
+			if mode != "none" {
+				pacer = new(sst.Pacer)
+			}
+			var rests []time.Duration
+			o := GCOptions{Logger: gcLogger(t), DeleteConcurrency: 8, Pacer: pacer}
+			o.sleep = func(_ context.Context, d time.Duration) { rests = append(rests, d) }
+			g := NewGC(bkt, manifest.NewStore(bkt), o)
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() { // clients keep arriving
+				defer close(done)
+				for {
+					if mode == "busy" {
+						pacer.MarkBusy(time.Now())
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}()
+			st := gcRun(t, g)
+			close(stop)
+			<-done
+			if st.WALDeleted != 20 {
+				t.Fatalf("%+v; want the 20 WAL objects deleted", st)
+			}
+			if mode != "busy" {
+				if len(rests) != 0 {
+					t.Fatalf("server %s: the pass rested %v", mode, rests)
+				}
+				return
+			}
+			// 20 objects in batches of 8: rests after the first two.
+			if len(rests) != 2 {
+				t.Fatalf("server busy: rests %v; want one after each batch but the last", rests)
+			}
+			for _, d := range rests {
+				if d < deleteTime {
+					t.Fatalf("server busy: rest of %v after a batch whose deletions took %v each", d, deleteTime)
+				}
+			}
+		})
+	}
+}
