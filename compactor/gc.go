@@ -216,9 +216,9 @@ func (g *GC) Run(ctx context.Context) (GCStats, error) {
 	if err != nil {
 		return p.st, fmt.Errorf("compactor: gc: load latest manifest: %w", err)
 	}
-	ssts, sstsOK := p.list(ctx, blob.SSTDir, false)
-	wals, walsOK := p.list(ctx, blob.WALDir, true)
-	mans, mansOK := p.list(ctx, blob.ManifestDir, false)
+	ssts, sstsOK := p.list(ctx, blob.SSTDir)
+	wals, walsOK := p.list(ctx, blob.WALDir)
+	mans, mansOK := p.list(ctx, blob.ManifestDir)
 	// Re-check after listing: anything published meanwhile is spared too.
 	latest, err := g.store.Refresh(ctx, first)
 	if err != nil {
@@ -247,12 +247,6 @@ func (g *GC) Run(ctx context.Context) (GCStats, error) {
 	return p.finish(ctx, latest)
 }
 
-// gcObject is one listed object.
-type gcObject struct {
-	name     string
-	modified time.Time // zero if the listing did not say
-}
-
 // gcPass is the state of one Run.
 type gcPass struct {
 	g     *GC
@@ -264,33 +258,23 @@ type gcPass struct {
 	firstErr error
 }
 
-// list lists dir, with modification times if the bucket can list them. It
-// reports false if the listing failed: a partial listing must not be taken
-// for the bucket's contents (G1's timers would be dropped).
-func (p *gcPass) list(ctx context.Context, dir string, withTimes bool) ([]gcObject, bool) {
-	var objs []gcObject
-	var err error
-	if withTimes && slices.Contains(p.g.bkt.SupportedIterOptions(), objstore.UpdatedAt) {
-		err = p.g.bkt.IterWithAttributes(ctx, dir, func(a objstore.IterObjectAttributes) error {
-			t, _ := a.LastModified()
-			objs = append(objs, gcObject{name: a.Name, modified: t})
-			return nil
-		}, objstore.WithUpdatedAt())
-	} else {
-		err = p.g.bkt.Iter(ctx, dir, func(name string) error {
-			objs = append(objs, gcObject{name: name})
-			return nil
-		})
-	}
+// list lists the names in dir. It reports false if the listing failed: a
+// partial listing must not be taken for the whole.
+func (p *gcPass) list(ctx context.Context, dir string) ([]string, bool) {
+	var names []string
+	err := p.g.bkt.Iter(ctx, dir, func(name string) error {
+		names = append(names, name)
+		return nil
+	})
 	if err != nil {
 		p.fail(ctx, "list", dir, err)
 		return nil, false
 	}
-	return objs, true
+	return names, true
 }
 
 // collectSSTs deletes the SSTs G1 allows.
-func (p *gcPass) collectSSTs(ctx context.Context, listed []gcObject, first, latest *manifest.Manifest) {
+func (p *gcPass) collectSSTs(ctx context.Context, listed []string, first, latest *manifest.Manifest) {
 	g := p.g
 	referenced := make(map[ulid.ULID]bool)
 	for _, m := range []*manifest.Manifest{first, latest} {
@@ -300,8 +284,8 @@ func (p *gcPass) collectSSTs(ctx context.Context, listed []gcObject, first, late
 	}
 	seen := make(map[ulid.ULID]bool, len(listed))
 	var doomed []string
-	for _, o := range listed {
-		id, ok := blob.ParseSSTName(o.name)
+	for _, name := range listed {
+		id, ok := blob.ParseSSTName(name)
 		if !ok {
 			continue
 		}
@@ -322,7 +306,7 @@ func (p *gcPass) collectSSTs(ctx context.Context, listed []gcObject, first, late
 				p.st.SSTsPending++ // (c): a reader may still hold a manifest with it
 				continue
 			}
-			doomed = append(doomed, o.name)
+			doomed = append(doomed, name)
 		}
 	}
 	for id := range g.unreferencedSince {
@@ -339,14 +323,14 @@ func (p *gcPass) collectSSTs(ctx context.Context, listed []gcObject, first, late
 }
 
 // collectWAL deletes the WAL objects G2 allows, oldest first.
-func (p *gcPass) collectWAL(ctx context.Context, listed []gcObject, latest *manifest.Manifest) {
+func (p *gcPass) collectWAL(ctx context.Context, listed []string, latest *manifest.Manifest) {
 	type walObject struct {
-		gcObject
-		id uint64
+		name string
+		id   uint64
 	}
 	var candidates []walObject
-	for _, o := range listed {
-		id, ok := blob.ParseWALName(o.name)
+	for _, name := range listed {
+		id, ok := blob.ParseWALName(name)
 		if !ok {
 			continue
 		}
@@ -354,10 +338,10 @@ func (p *gcPass) collectWAL(ctx context.Context, listed []gcObject, latest *mani
 			p.st.WALKept++ // not yet in an SST: replay needs it
 			continue
 		}
-		candidates = append(candidates, walObject{o, id})
+		candidates = append(candidates, walObject{name, id})
 	}
 	slices.SortFunc(candidates, func(a, b walObject) int { return cmp.Compare(a.id, b.id) })
-	forEachBatch(ctx, &p.g.opts, candidates, func(o walObject) { p.collectWALObject(ctx, o.gcObject) })
+	forEachBatch(ctx, &p.g.opts, candidates, func(o walObject) { p.collectWALObject(ctx, o.name) })
 }
 
 // collectWALObject deletes a WAL object at or below ReplayAfterWALID, unless
@@ -377,48 +361,54 @@ func (p *gcPass) collectWAL(ctx context.Context, listed []gcObject, latest *mani
 // need no such care: a writer stores each id once, so a batch object stored
 // again after its deletion (a retried PUT) holds rows already in SSTs, below
 // ReplayAfterWALID, and is collected by the next pass.
-func (p *gcPass) collectWALObject(ctx context.Context, o gcObject) {
+//
+// A fence is exactly a WAL header long (wal.MayBeFence), so an object of
+// any other size is deleted on its size alone; only one of a fence's size
+// has its header read. On a local disk that is a stat instead of an open, a
+// read and a close for almost every object a pass deletes.
+func (p *gcPass) collectWALObject(ctx context.Context, name string) {
 	bkt := p.g.bkt
-	h, err := wal.ReadHeader(ctx, bkt, o.name)
+	attrs, err := bkt.Attributes(ctx, name)
+	switch {
+	case err != nil && bkt.IsObjNotFoundErr(err):
+		return // already gone
+	case err != nil:
+		p.fail(ctx, "stat", name, err)
+		return
+	case !wal.MayBeFence(attrs.Size):
+		p.deleteOne(ctx, name, &p.st.WALDeleted)
+		return
+	}
+	h, err := wal.ReadHeader(ctx, bkt, name)
 	switch {
 	case err == nil && !h.Fence:
-		p.deleteOne(ctx, o.name, &p.st.WALDeleted)
+		p.deleteOne(ctx, name, &p.st.WALDeleted)
 		return
 	case err != nil && bkt.IsObjNotFoundErr(err):
 		return // already gone
 	case err != nil && !errors.Is(err, sst.ErrCorruption):
-		p.fail(ctx, "read header of", o.name, err)
+		p.fail(ctx, "read header of", name, err)
 		return
 	case err != nil:
-		// Not provably a batch object: keep it as long as a fence.
-		p.g.opts.Logger.Warn("gc: wal object does not decode; kept like a fence", "object", o.name, "err", err)
+		// Not provably not a fence: keep it as long as one.
+		p.g.opts.Logger.Warn("gc: wal object of a fence's size does not decode; kept like a fence", "object", name, "err", err)
 	}
-	modified := o.modified
-	if modified.IsZero() {
-		attrs, err := bkt.Attributes(ctx, o.name)
-		if err != nil {
-			if !bkt.IsObjNotFoundErr(err) {
-				p.fail(ctx, "stat", o.name, err)
-			}
-			return
-		}
-		modified = attrs.LastModified
-	}
+	modified := attrs.LastModified
 	if modified.IsZero() || p.start.Sub(modified) < p.g.opts.FenceRetention {
 		p.mu.Lock()
 		p.st.FencesKept++
 		p.mu.Unlock()
 		return
 	}
-	p.deleteOne(ctx, o.name, &p.st.WALDeleted)
+	p.deleteOne(ctx, name, &p.st.WALDeleted)
 }
 
 // collectManifests deletes the oldest manifests G3 allows.
-func (p *gcPass) collectManifests(ctx context.Context, listed []gcObject, first *manifest.Manifest) {
+func (p *gcPass) collectManifests(ctx context.Context, listed []string, first *manifest.Manifest) {
 	g := p.g
 	var ids []uint64
-	for _, o := range listed {
-		if id, ok := blob.ParseManifestName(o.name); ok {
+	for _, name := range listed {
+		if id, ok := blob.ParseManifestName(name); ok {
 			ids = append(ids, id)
 		}
 	}

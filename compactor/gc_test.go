@@ -6,11 +6,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,7 +264,6 @@ type gcHookBucket struct {
 	failDelete  map[string]bool // delete fails with an injected error
 	goneFirst   map[string]bool // another process deletes the object just before us
 	failIter    map[string]bool // listing dir fails
-	noUpdatedAt bool            // the provider cannot list modification times
 	afterDelete func(name string)
 }
 
@@ -276,26 +277,6 @@ func (b *gcHookBucket) Iter(ctx context.Context, dir string, f func(string) erro
 		return errGCInjected
 	}
 	return b.Bucket.Iter(ctx, dir, f, opts...)
-}
-
-func (b *gcHookBucket) IterWithAttributes(ctx context.Context, dir string, f func(objstore.IterObjectAttributes) error, opts ...objstore.IterOption) error {
-	if err := objstore.ValidateIterOptions(b.SupportedIterOptions(), opts...); err != nil {
-		return err
-	}
-	if b.onIter != nil {
-		b.onIter(dir)
-	}
-	if b.failIter[dir] {
-		return errGCInjected
-	}
-	return b.Bucket.IterWithAttributes(ctx, dir, f, opts...)
-}
-
-func (b *gcHookBucket) SupportedIterOptions() []objstore.IterOptionType {
-	if b.noUpdatedAt {
-		return []objstore.IterOptionType{objstore.Recursive}
-	}
-	return b.Bucket.SupportedIterOptions()
 }
 
 func (b *gcHookBucket) Delete(ctx context.Context, name string) error {
@@ -378,84 +359,99 @@ func gcRange(lo, hi uint64) []uint64 {
 }
 
 // TestGCWAL: batch objects at or below replay_after_wal_id are deleted,
-// objects above it never, and fences only once FenceRetention old, whether
-// their age comes from the listing or from Attributes.
+// objects above it never, and fences only once FenceRetention old.
 func TestGCWAL(t *testing.T) {
-	for _, listTimes := range []bool{true, false} {
-		t.Run(fmt.Sprintf("listTimes=%v", listTimes), func(t *testing.T) {
-			mem := blob.NewMemBucket()
-			bkt := &gcHookBucket{Bucket: mem, noUpdatedAt: !listTimes}
-			store := manifest.NewStore(mem)
-			// Writer 1 stores ids 1..5; writer 2 fences at 6 (claiming 6..21)
-			// and stores 22..24.
-			gcWAL(t, mem, 1, 1, "a", "b", "c", "d", "e")
-			f, err := wal.Fence(context.Background(), mem, 0, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Fence != 6 || f.FirstID != 22 {
-				t.Fatalf("fenced at %d, first id %d; the test expects 6 and 22", f.Fence, f.FirstID)
-			}
-			gcWAL(t, mem, 22, 2, "f", "g", "h")
-			if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(1, 24)) {
-				t.Fatalf("wal ids %v", got)
-			}
-			clock := newGCClock(time.Now())
-			g := NewGC(bkt, manifest.NewStore(bkt), GCOptions{Now: clock.Now, Logger: gcLogger(t)})
+	mem := blob.NewMemBucket()
+	bkt := &gcHookBucket{Bucket: mem}
+	store := manifest.NewStore(mem)
+	// Writer 1 stores ids 1..5; writer 2 fences at 6 (claiming 6..21)
+	// and stores 22..24.
+	gcWAL(t, mem, 1, 1, "a", "b", "c", "d", "e")
+	f, err := wal.Fence(context.Background(), mem, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Fence != 6 || f.FirstID != 22 {
+		t.Fatalf("fenced at %d, first id %d; the test expects 6 and 22", f.Fence, f.FirstID)
+	}
+	gcWAL(t, mem, 22, 2, "f", "g", "h")
+	if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(1, 24)) {
+		t.Fatalf("wal ids %v", got)
+	}
+	clock := newGCClock(time.Now())
+	g := NewGC(bkt, manifest.NewStore(bkt), GCOptions{Now: clock.Now, Logger: gcLogger(t)})
 
-			gcPublish(t, store, 10)
-			st := gcRun(t, g)
-			if st.WALDeleted != 5 || st.FencesKept != 5 || st.WALKept != 14 {
-				t.Errorf("replay after 10: %+v", st)
-			}
-			if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(6, 24)) {
-				t.Errorf("replay after 10: left %v, want 6..24", got)
-			}
-			clock.Advance(23 * time.Hour)
-			if st := gcRun(t, g); st.WALDeleted != 0 || st.FencesKept != 5 {
-				t.Errorf("fences after 23h: %+v", st)
-			}
-			clock.Advance(time.Hour + time.Minute)
-			st = gcRun(t, g)
-			if st.WALDeleted != 5 || st.FencesKept != 0 || st.WALKept != 14 {
-				t.Errorf("fences after 24h: %+v", st)
-			}
-			if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(11, 24)) {
-				t.Errorf("fences after 24h: left %v, want 11..24", got)
-			}
+	gcPublish(t, store, 10)
+	st := gcRun(t, g)
+	if st.WALDeleted != 5 || st.FencesKept != 5 || st.WALKept != 14 {
+		t.Errorf("replay after 10: %+v", st)
+	}
+	if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(6, 24)) {
+		t.Errorf("replay after 10: left %v, want 6..24", got)
+	}
+	clock.Advance(23 * time.Hour)
+	if st := gcRun(t, g); st.WALDeleted != 0 || st.FencesKept != 5 {
+		t.Errorf("fences after 23h: %+v", st)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	st = gcRun(t, g)
+	if st.WALDeleted != 5 || st.FencesKept != 0 || st.WALKept != 14 {
+		t.Errorf("fences after 24h: %+v", st)
+	}
+	if got := gcWALIDs(t, mem); !slices.Equal(got, gcRange(11, 24)) {
+		t.Errorf("fences after 24h: left %v, want 11..24", got)
+	}
 
-			// Replay after 23: the fences 11..21 are old already, 22 and 23
-			// are batches, 24 is above.
-			gcPublish(t, store, 23)
-			st = gcRun(t, g)
-			if st.WALDeleted != 13 || st.WALKept != 1 {
-				t.Errorf("replay after 23: %+v", st)
-			}
-			if got := gcWALIDs(t, mem); !slices.Equal(got, []uint64{24}) {
-				t.Errorf("replay after 23: left %v, want [24]", got)
-			}
-		})
+	// Replay after 23: the fences 11..21 are old already, 22 and 23
+	// are batches, 24 is above.
+	gcPublish(t, store, 23)
+	st = gcRun(t, g)
+	if st.WALDeleted != 13 || st.WALKept != 1 {
+		t.Errorf("replay after 23: %+v", st)
+	}
+	if got := gcWALIDs(t, mem); !slices.Equal(got, []uint64{24}) {
+		t.Errorf("replay after 23: left %v, want [24]", got)
 	}
 }
 
 // TestGCWALKeepsUndecodableLikeFence: a WAL object below
-// replay_after_wal_id that is not provably a batch object is kept as long as
-// a fence.
+// replay_after_wal_id of a fence's size whose header does not decode is
+// kept as long as a fence; one of any other size cannot be a fence and is
+// deleted whatever its bytes, without its header being read.
 func TestGCWALKeepsUndecodableLikeFence(t *testing.T) {
 	mem := blob.NewMemBucket()
 	store := manifest.NewStore(mem)
 	gcWAL(t, mem, 1, 1, "a", "b")
-	gcPut(t, mem, blob.WALName(3), []byte("garbage, not a wal object"))
-	gcPublish(t, store, 3)
+	gcPut(t, mem, blob.WALName(3), []byte(strings.Repeat("g", wal.HeaderLen)))
+	gcPut(t, mem, blob.WALName(4), []byte("garbage, not a wal object"))
+	gcPublish(t, store, 4)
 	clock := newGCClock(time.Now())
-	g := NewGC(mem, store, GCOptions{Now: clock.Now})
-	if st := gcRun(t, g); st.WALDeleted != 2 || st.FencesKept != 1 {
-		t.Fatalf("%+v", st)
+	reads := &gcReadCounter{Bucket: mem}
+	g := NewGC(reads, store, GCOptions{Now: clock.Now})
+	if st := gcRun(t, g); st.WALDeleted != 3 || st.FencesKept != 1 {
+		t.Fatalf("%+v; want 3 deleted, the fence-sized one kept", st)
+	}
+	if got := reads.ranges.Load(); got != 1 {
+		t.Fatalf("%d header reads; want one, of the fence-sized object", got)
+	}
+	if ids := gcWALIDs(t, mem); !slices.Equal(ids, []uint64{3}) {
+		t.Fatalf("left %v, want [3]", ids)
 	}
 	clock.Advance(25 * time.Hour)
 	if st := gcRun(t, g); st.WALDeleted != 1 || len(gcWALIDs(t, mem)) != 0 {
 		t.Fatalf("after FenceRetention: %+v", st)
 	}
+}
+
+// gcReadCounter counts ranged reads (WAL header reads).
+type gcReadCounter struct {
+	objstore.Bucket
+	ranges atomic.Int64
+}
+
+func (b *gcReadCounter) GetRange(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	b.ranges.Add(1)
+	return b.Bucket.GetRange(ctx, name, off, length)
 }
 
 // TestGCManifests: the newest KeepManifests stay; older ones go, oldest

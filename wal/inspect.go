@@ -13,6 +13,11 @@ import (
 // object of the first version has a header of 21 bytes.)
 const HeaderLen = headerLen
 
+// MayBeFence reports whether an object of size bytes may be a fence: a
+// fence is exactly a header long, of either version. Any other object
+// is not one, whatever its bytes.
+func MayBeFence(size int64) bool { return size == headerLen || size == headerLenV1 }
+
 // Header is what a WAL object's header says about it.
 type Header struct {
 	// Epoch is the writer epoch of the writer that stored the object.
