@@ -80,12 +80,8 @@ func TestLocalBucketCreateIfAbsentRenameAndLink(t *testing.T) {
 // removed; a deleted name reads as not found; Close leaves no temp file.
 func TestLocalBucketRecyclesWALFiles(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := NewLocalBucket(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newLocal(t)
+	dir := b.Root()
 	inode := func(path string) uint64 {
 		t.Helper()
 		fi, err := os.Stat(path)

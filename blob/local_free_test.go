@@ -103,12 +103,8 @@ func TestLocalBucketFreesOneAtATime(t *testing.T) {
 // lane.
 func TestLocalBucketFreesUnusedRecycledFiles(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := NewLocalBucket(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newLocal(t)
+	dir := b.Root()
 	var calls atomic.Int64
 	b.aids.freeCall = func(fn func() error) error {
 		calls.Add(1)
