@@ -152,7 +152,7 @@ type GCStats struct {
 	WALKept          uint64 // WAL objects above ReplayAfterWALID, needed for replay
 	FencesKept       uint64 // fences at or below ReplayAfterWALID kept for FenceRetention
 	ManifestsKept    uint64
-	Errors           uint64 // failed listings, header reads and deletes; retried next pass
+	Errors           uint64 // failed listings, stats, header reads and deletes; retried next pass
 }
 
 // addGCStats returns the field-wise sum of a and b.
@@ -259,7 +259,8 @@ type gcPass struct {
 }
 
 // list lists the names in dir. It reports false if the listing failed: a
-// partial listing must not be taken for the whole.
+// partial listing must not be taken for the whole (G1's timers would be
+// dropped).
 func (p *gcPass) list(ctx context.Context, dir string) ([]string, bool) {
 	var names []string
 	err := p.g.bkt.Iter(ctx, dir, func(name string) error {
