@@ -232,13 +232,13 @@ func (a *localAids) takeRecycled(n int) (spareTemp, bool) {
 			// Fresh again for removeStaleTemps of another process.
 			now := time.Now()
 			if os.Chtimes(r.path, now, now) != nil {
-				a.forget(r)
+				a.dropRecycled(r)
 				continue
 			}
 		}
 		fd, err := openRaw(r.path, os.O_WRONLY, 0)
 		if err != nil {
-			a.forget(r)
+			a.dropRecycled(r)
 			continue
 		}
 		a.mu.Lock()
@@ -248,8 +248,8 @@ func (a *localAids) takeRecycled(n int) (spareTemp, bool) {
 	}
 }
 
-// forget frees a recycled file that could not be reused.
-func (a *localAids) forget(r recycledTemp) {
+// dropRecycled frees a recycled file that could not be reused.
+func (a *localAids) dropRecycled(r recycledTemp) {
 	a.remove(r.path)
 	a.mu.Lock()
 	a.recycled.stats.freed++

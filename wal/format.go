@@ -29,7 +29,10 @@ import (
 // recycling), so after a power loss the name of an object whose upload was
 // never acknowledged may show an older object's bytes, whole and valid.
 // Objects of the first version ("strtwal1", a 21-byte header without the id)
-// still decode, unchecked: no bucket recycled files for them.
+// still decode, unchecked, so an upgrade keeps an unflushed log. The check
+// then misses one case: a file that held a first-version object, recycled
+// by the new version, whose overwrite a power loss cut short under a new
+// name, shows bytes replay cannot tell from that name's own.
 const (
 	objectMagic        = "strtwal2" // part of the format
 	objectMagicV1      = "strtwal1" // part of the format: still read
