@@ -12,6 +12,7 @@ import (
 	"github.com/thanos-io/objstore"
 
 	"github.com/stratakv/strata/blob"
+	"github.com/stratakv/strata/wal"
 )
 
 func objectNames(t *testing.T, bkt objstore.Bucket, dir string) []string {
@@ -120,8 +121,22 @@ func TestCorruptSST(t *testing.T) {
 	}
 }
 
-// TestCorruptWAL flips a byte in an unflushed WAL object: Open reports
-// corruption instead of replaying damaged rows.
+// walDataObjects returns the names of the WAL objects holding batches (a
+// fence is a header alone), in id order.
+func walDataObjects(t *testing.T, bkt objstore.Bucket) []string {
+	t.Helper()
+	var names []string
+	for _, name := range objectNames(t, bkt, blob.WALDir) {
+		if attrs, err := bkt.Attributes(context.Background(), name); err == nil && attrs.Size > 100 {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// TestCorruptWAL flips a byte in an unflushed WAL object more than
+// MaxInflight ids below the end of the log, where it was acknowledged:
+// Open reports corruption instead of replaying damaged rows.
 func TestCorruptWAL(t *testing.T) {
 	ctx := context.Background()
 	bkt := blob.NewMemBucket()
@@ -129,19 +144,100 @@ func TestCorruptWAL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeKeys(t, db, 100)
+	writeKeys(t, db, 50*(wal.MaxInflight+4)) // an object a batch: each waits to be durable
 	db.Abandon()
-	var target string
-	for _, name := range objectNames(t, bkt, blob.WALDir) {
-		if attrs, err := bkt.Attributes(ctx, name); err == nil && attrs.Size > 100 {
-			target = name
-		}
+	data := walDataObjects(t, bkt)
+	if len(data) < wal.MaxInflight+4 {
+		t.Fatalf("%d WAL objects with data, want %d", len(data), wal.MaxInflight+4)
 	}
-	if target == "" {
-		t.Fatal("no WAL object with data")
-	}
-	flipByte(t, bkt, target, func(n int) int { return n / 2 })
+	flipByte(t, bkt, data[0], func(n int) int { return n / 2 })
 	if _, err := Open(ctx, bkt, Options{}); !errors.Is(err, ErrCorruption) {
 		t.Fatalf("open with corrupt WAL: %v, want ErrCorruption", err)
+	}
+}
+
+// TestTornWALTail: a power loss can leave the last WAL objects a writer
+// stored (on a local bucket: named, their bytes not yet on the disk) torn,
+// or holding a recycled file's old bytes. Such objects were never
+// acknowledged, so Open skips them, with everything after them up to the
+// next writer's fence, and starts; every object before them is replayed.
+// A second restart, with the new writer's objects after the tail, skips
+// the same objects and keeps the new writes.
+func TestTornWALTail(t *testing.T) {
+	ctx := context.Background()
+	bkt := blob.NewMemBucket()
+	db, err := Open(ctx, bkt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeKeys(t, db, 500) // keys 0-499, 50 to an object
+	db.Abandon()
+	data := walDataObjects(t, bkt)
+	if len(data) != 10 {
+		t.Fatalf("%d WAL objects with data, want 10", len(data))
+	}
+	// The ninth holds the eighth's bytes (a recycled file never
+	// overwritten), the tenth is cut short.
+	rc, err := bkt.Get(ctx, data[7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bkt.Upload(ctx, data[8], bytes.NewReader(old)); err != nil {
+		t.Fatal(err)
+	}
+	rc, err = bkt.Get(ctx, data[9])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bkt.Upload(ctx, data[9], bytes.NewReader(last[:len(last)/2])); err != nil {
+		t.Fatal(err)
+	}
+	check := func(db *DB, present, absent [2]int) {
+		t.Helper()
+		for i := present[0]; i < present[1]; i++ {
+			if _, err := db.Get(ctx, fmt.Appendf(nil, "key-%05d", i)); err != nil {
+				t.Fatalf("key %d, stored before the torn tail: %v", i, err)
+			}
+		}
+		for i := absent[0]; i < absent[1]; i++ {
+			if _, err := db.Get(ctx, fmt.Appendf(nil, "key-%05d", i)); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("key %d, in the torn tail: %v, want ErrNotFound", i, err)
+			}
+		}
+	}
+	db, err = Open(ctx, bkt, Options{})
+	if err != nil {
+		t.Fatalf("open after a torn tail: %v", err)
+	}
+	check(db, [2]int{0, 400}, [2]int{400, 500})
+	// The new writer's own writes, then another restart.
+	var b Batch
+	b.Put([]byte("after"), []byte("restart"))
+	h, err := db.Write(ctx, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Durable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Abandon()
+	db, err = Open(ctx, bkt, Options{})
+	if err != nil {
+		t.Fatalf("second open after a torn tail: %v", err)
+	}
+	defer db.Close()
+	check(db, [2]int{0, 400}, [2]int{400, 500})
+	if v, err := db.Get(ctx, []byte("after")); err != nil || string(v) != "restart" {
+		t.Fatalf("write after the first restart: %q, %v", v, err)
 	}
 }

@@ -154,7 +154,7 @@ func (db *DB) recover(ctx context.Context) error {
 	db.seq = man.LastSeq
 	mem := newMemtable()
 	var history []wal.Stored
-	err = wal.Replay(ctx, db.bkt, fenced.Replay, func(o wal.Object) error {
+	err = wal.ReplayTorn(ctx, db.bkt, fenced.Replay, func(o wal.Object) error {
 		history = append(history, wal.Stored{ID: o.ID, MaxSeq: o.Stats.MaxSeq})
 		db.clock.observe(o.Stats.ClockTick)
 		for _, r := range o.Rows {
@@ -166,6 +166,9 @@ func (db *DB) recover(ctx context.Context) error {
 		}
 		mem.clockTick.Store(max(mem.clockTick.Load(), o.Stats.ClockTick))
 		return nil
+	}, func(skipped []uint64) {
+		db.opts.Logger.Warn("WAL replay skipped a torn tail: objects a writer stored before a power loss "+
+			"and never acknowledged, the first damaged", "first", skipped[0], "last", skipped[len(skipped)-1])
 	})
 	if err != nil {
 		return err

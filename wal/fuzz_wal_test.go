@@ -83,26 +83,35 @@ func FuzzDecodeObject(f *testing.F) {
 // FuzzReplay stores a sequence of WAL objects described by the input (per
 // object: a kind byte, an epoch byte) and checks that Replay hands over
 // exactly the batch objects a model of its rule keeps: in id order, none
-// whose epoch is below an epoch seen at a lower id, fences skipped; and
-// that a damaged object, or one holding another id's bytes (a recycled
-// file's, after a power loss), stops it with corruption. A first-version
-// object records no id and is replayed like a batch.
+// whose epoch is below an epoch seen at a lower id, fences skipped. A
+// damaged object, or one holding another id's bytes (a recycled file's,
+// after a power loss), is a torn tail when a fence of a newer epoch than
+// any before it follows within MaxInflight ids, or the list ends within
+// them: it and the objects up to that fence are skipped. Elsewhere it stops
+// replay with corruption. A first-version object records no id and is
+// replayed like a batch.
 func FuzzReplay(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 1, 1, 2, 0, 1, 0, 2})
 	f.Add([]byte{0, 3, 2, 3, 0, 1})
 	f.Add([]byte{1, 1, 0, 1, 3, 2, 0, 2})
 	f.Add([]byte{0, 1, 5, 1, 4, 1, 0, 1})
+	f.Add([]byte{0, 1, 3, 1, 0, 1, 2, 2, 0, 2})
+	f.Add(append(bytes.Repeat([]byte{0, 1}, 3), append([]byte{4, 1}, bytes.Repeat([]byte{0, 1}, 20)...)...))
 	f.Fuzz(func(t *testing.T, desc []byte) {
 		if len(desc) > 64 {
 			desc = desc[:64]
 		}
 		ctx := context.Background()
 		bkt := blob.NewMemBucket()
-		var ids, want []uint64
-		var newest uint64
-		corrupt := false
+		type object struct {
+			id, epoch      uint64
+			fence, damaged bool
+		}
+		var objs []object
+		var ids []uint64
 		for i := 0; i+1 < len(desc); i += 2 {
 			id, kind, epoch := uint64(i/2+1), desc[i]%6, uint64(desc[i+1]%8)
+			o := object{id: id, epoch: epoch}
 			var data []byte
 			switch kind {
 			case 0, 1, 5: // batch (5: of the first version)
@@ -111,38 +120,76 @@ func FuzzReplay(f *testing.F) {
 				if data, err = encodeBatches(batch(id, fmt.Sprint(id)), 0, 1, h, sst.CompressionNone); err != nil {
 					t.Fatal(err)
 				}
-				if !corrupt && epoch >= newest {
-					want = append(want, id)
-				}
 			case 2:
 				data = encodeFence(epoch, id)
+				o.fence = true
 			case 3: // damaged: a batch object with a flipped body byte
 				data, _ = encodeBatches(batch(id, "x"), 0, 1, header{epoch: epoch, id: id}, sst.CompressionNone)
 				data[len(data)/2+headerLen/2] ^= 0x40
-				corrupt = true
+				o.damaged = true
 			default: // another object's bytes, whole
 				data, _ = encodeBatches(batch(id, "x"), 0, 1, header{epoch: epoch, id: id + 100}, sst.CompressionNone)
-				corrupt = true
+				o.damaged = true
 			}
-			newest = max(newest, epoch)
 			if err := bkt.Upload(ctx, blob.WALName(id), bytes.NewReader(data)); err != nil {
 				t.Fatal(err)
 			}
+			objs = append(objs, o)
 			ids = append(ids, id)
 		}
-		var got []uint64
-		err := Replay(ctx, bkt, ids, func(o Object) error {
+		// The model.
+		var want, wantTorn []uint64
+		corrupt := false
+		var newest uint64
+	replay:
+		for i := 0; i < len(objs); i++ {
+			o := objs[i]
+			if o.damaged {
+				end, tail := -1, newest
+				for j := i + 1; j < len(objs) && objs[j].id <= o.id+MaxInflight; j++ {
+					if objs[j].damaged {
+						continue
+					}
+					if objs[j].fence && objs[j].epoch > tail {
+						end = j
+						break
+					}
+					tail = max(tail, objs[j].epoch)
+				}
+				if end < 0 && objs[len(objs)-1].id+1 <= o.id+MaxInflight {
+					end = len(objs)
+				}
+				if end < 0 {
+					corrupt = true
+					break replay
+				}
+				for _, s := range objs[i:end] {
+					wantTorn = append(wantTorn, s.id)
+				}
+				i = end - 1
+				continue
+			}
+			if !o.fence && o.epoch >= newest {
+				want = append(want, o.id)
+			}
+			newest = max(newest, o.epoch)
+		}
+		var got, gotTorn []uint64
+		err := ReplayTorn(ctx, bkt, ids, func(o Object) error {
 			got = append(got, o.ID)
 			if len(o.Rows) != 1 || o.Rows[0].Seq != o.ID {
 				t.Fatalf("object %d replayed rows %+v", o.ID, o.Rows)
 			}
 			return nil
-		})
+		}, func(skipped []uint64) { gotTorn = append(gotTorn, skipped...) })
 		if corrupt != (err != nil) || err != nil && !errors.Is(err, sst.ErrCorruption) {
-			t.Fatalf("damaged object stored: %v; Replay error: %v", corrupt, err)
+			t.Fatalf("damage outside a torn tail: %v; Replay error: %v (input %v)", corrupt, err, desc)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if err == nil && fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("replayed %v, want %v (input %v)", got, want, desc)
+		}
+		if err == nil && fmt.Sprint(gotTorn) != fmt.Sprint(wantTorn) {
+			t.Fatalf("skipped %v as torn, want %v (input %v)", gotTorn, wantTorn, desc)
 		}
 	})
 }
