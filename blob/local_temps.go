@@ -37,7 +37,7 @@ import (
 // in place means that, after a power loss, the name of an object whose
 // upload was not acknowledged (its journal record not yet durable) may show
 // the older object's bytes, whole and valid; a WAL object records its own
-// id, and replay refuses another id's bytes (wal/format.go). A recycled
+// id, and replay never applies another id's bytes (wal/format.go). A recycled
 // file reused while a reader still has the old object open would show the
 // reader new bytes; nothing reads a WAL object garbage collection deletes
 // (replay reads only those above the manifest's replay point).

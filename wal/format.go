@@ -28,9 +28,11 @@ import (
 // deleted WAL object's file, blocks and all, for a later one (blob's
 // recycling), so after a power loss the name of an object whose upload was
 // never acknowledged may show an older object's bytes, whole and valid.
-// Objects of the first version ("strtwal1", a 21-byte header without the id)
-// still decode, unchecked, so an upgrade keeps an unflushed log. The check
-// then misses one case: a file that held a first-version object, recycled
+// Decoding refuses them, and replay takes the refusal, like any damage
+// close enough to a fence, for a torn tail (see Replay). Objects of the
+// first version ("strtwal1", a 21-byte header without the id) still
+// decode, unchecked, so an upgrade keeps an unflushed log. The check then
+// misses one case: a file that held a first-version object, recycled
 // by the new version, whose overwrite a power loss cut short under a new
 // name, shows bytes replay cannot tell from that name's own.
 const (
