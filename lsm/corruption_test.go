@@ -30,20 +30,26 @@ func objectNames(t *testing.T, bkt objstore.Bucket, dir string) []string {
 // flipByte rewrites object name with one byte inverted.
 func flipByte(t *testing.T, bkt objstore.Bucket, name string, at func(size int) int) {
 	t.Helper()
-	ctx := context.Background()
-	rc, err := bkt.Get(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := getObject(t, bkt, name)
 	data[at(len(data))] ^= 0xff
-	if err := bkt.Upload(ctx, name, bytes.NewReader(data)); err != nil {
+	if err := bkt.Upload(context.Background(), name, bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// getObject returns object name's bytes.
+func getObject(t *testing.T, bkt objstore.Bucket, name string) []byte {
+	t.Helper()
+	rc, err := bkt.Get(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func writeKeys(t *testing.T, db *DB, n int) {
@@ -178,27 +184,10 @@ func TestTornWALTail(t *testing.T) {
 	}
 	// The ninth holds the eighth's bytes (a recycled file never
 	// overwritten), the tenth is cut short.
-	rc, err := bkt.Get(ctx, data[7])
-	if err != nil {
+	if err := bkt.Upload(ctx, data[8], bytes.NewReader(getObject(t, bkt, data[7]))); err != nil {
 		t.Fatal(err)
 	}
-	old, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bkt.Upload(ctx, data[8], bytes.NewReader(old)); err != nil {
-		t.Fatal(err)
-	}
-	rc, err = bkt.Get(ctx, data[9])
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	last := getObject(t, bkt, data[9])
 	if err := bkt.Upload(ctx, data[9], bytes.NewReader(last[:len(last)/2])); err != nil {
 		t.Fatal(err)
 	}
