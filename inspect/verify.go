@@ -46,6 +46,10 @@ type VerifyReport struct {
 	Bytes      int64  // read in all
 	Rows       uint64 // decoded in all
 	Problems   []Problem
+	// Torn are damaged WAL objects that make a torn tail (wal.Replay): the
+	// last objects a writer stored before a power loss, never acknowledged,
+	// which a server's replay skips. They are not Problems.
+	Torn []Problem
 }
 
 // OK reports whether every object verified.
@@ -92,16 +96,50 @@ func Verify(ctx context.Context, bkt objstore.Bucket, o VerifyOptions) (*VerifyR
 		jobs = append(jobs, func() (int64, uint64, error) { return verifySST(ctx, bkt, s) })
 		rep.SSTs++
 	}
+	var unreplayed []uint64
 	for _, id := range walIDs {
 		if id <= m.ReplayAfterWALID {
 			continue
 		}
+		unreplayed = append(unreplayed, id)
 		names = append(names, blob.WALName(id))
 		jobs = append(jobs, func() (int64, uint64, error) { return verifyWAL(ctx, bkt, id) })
 		rep.WALs++
 	}
 	rep.runJobs(names, jobs, o)
+	rep.sortTorn(ctx, bkt, unreplayed)
 	return rep, ctx.Err()
+}
+
+// sortTorn moves the damaged WAL objects that a replay of ids would skip as
+// a torn tail from Problems to Torn. The replay reads the unreplayed WAL
+// again, only when one of its objects is damaged; it stops at the first
+// damage that is no torn tail (a Problem already).
+func (rep *VerifyReport) sortTorn(ctx context.Context, bkt objstore.Bucket, ids []uint64) {
+	damagedWAL := false
+	for _, p := range rep.Problems {
+		if _, ok := blob.ParseWALName(p.Object); ok && errors.Is(p.Err, sst.ErrCorruption) {
+			damagedWAL = true
+		}
+	}
+	if !damagedWAL {
+		return
+	}
+	torn := map[string]bool{}
+	_ = wal.ReplayTorn(ctx, bkt, ids, func(wal.Object) error { return nil }, func(skipped []uint64) {
+		for _, id := range skipped {
+			torn[blob.WALName(id)] = true
+		}
+	})
+	kept := rep.Problems[:0]
+	for _, p := range rep.Problems {
+		if torn[p.Object] && errors.Is(p.Err, sst.ErrCorruption) {
+			rep.Torn = append(rep.Torn, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	rep.Problems = kept
 }
 
 // runJobs runs the object checks on o.Concurrency workers, recording

@@ -3,12 +3,14 @@ package inspect
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/lsm/sst"
 	"github.com/stratakv/strata/manifest"
+	"github.com/stratakv/strata/wal"
 )
 
 func TestVerifyChecksManifestRecord(t *testing.T) {
@@ -76,5 +78,55 @@ func TestShape(t *testing.T) {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestVerifySortsTornWALTail: a damaged WAL object in the last MaxInflight
+// ids (the tail a power loss can tear) is reported as torn, not as a
+// problem; one further back is corruption.
+func TestVerifySortsTornWALTail(t *testing.T) {
+	ctx := context.Background()
+	bkt := blob.NewMemBucket()
+	if err := manifest.NewStore(bkt).Create(ctx, &manifest.Manifest{ID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := wal.NewWriter(bkt, 1, 0, nil, wal.Options{Epoch: 1})
+	const n = wal.MaxInflight + 4
+	for seq := uint64(1); seq <= n; seq++ {
+		if err := w.Append([]sst.Row{{Key: []byte{'k', byte(seq)}, Seq: seq, Kind: sst.KindPut, Value: []byte("v")}}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WaitDurable(ctx, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damage := func(id uint64) {
+		t.Helper()
+		name := blob.WALName(id)
+		rc, err := bkt.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bkt.Upload(ctx, name, bytes.NewReader(data[:len(data)/2])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(n) // the last object, cut short
+	rep, err := Verify(ctx, bkt, VerifyOptions{})
+	if err != nil || !rep.OK() || rep.WALs != n || len(rep.Torn) != 1 || rep.Torn[0].Object != blob.WALName(n) {
+		t.Fatalf("a torn last object: %+v, %v", rep, err)
+	}
+	damage(1) // more than MaxInflight ids before the end
+	rep, err = Verify(ctx, bkt, VerifyOptions{})
+	if err != nil || rep.OK() || rep.Problems[0].Object != blob.WALName(1) {
+		t.Fatalf("a damaged first object: %+v, %v", rep, err)
 	}
 }

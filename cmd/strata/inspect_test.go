@@ -236,7 +236,9 @@ func TestInspectMinIO(t *testing.T) {
 		t.Fatalf("verify: exit %d:\n%s%s", code, out, errOut)
 	}
 
-	// Damage the unreplayed WAL object in place.
+	// Damage the unreplayed WAL object in place. It is the log's last, so
+	// verify takes it for a torn tail (never acknowledged), which it
+	// reports but does not fail on.
 	name := blob.WALName(walID)
 	rc, err := bkt.Get(ctx, name)
 	if err != nil {
@@ -252,7 +254,7 @@ func TestInspectMinIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ = runInspectCmd(t, "verify", flag)
-	if code != 1 || !strings.Contains(out, "CORRUPT "+name+": ") {
+	if code != 0 || !strings.Contains(out, "TORN "+name+": ") {
 		t.Fatalf("verify after damaging %s: exit %d:\n%s", name, code, out)
 	}
 }

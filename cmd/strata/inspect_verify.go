@@ -27,6 +27,9 @@ func inspectVerifyCmd(fs *flag.FlagSet) func(context.Context, objstore.Bucket, [
 		}
 		fmt.Fprintf(out.stdout, "verified manifest %d, %d SSTs and %d unreplayed WAL objects: %s, %d rows\n",
 			rep.ManifestID, rep.SSTs, rep.WALs, inspect.FormatBytes(rep.Bytes), rep.Rows)
+		for _, p := range rep.Torn {
+			fmt.Fprintf(out.stdout, "TORN %s (a torn WAL tail: stored before a power loss, never acknowledged; replay skips it)\n", p)
+		}
 		if rep.OK() {
 			fmt.Fprintln(out.stdout, "OK")
 			return 0
