@@ -3,7 +3,6 @@ package inspect
 import (
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -106,12 +105,7 @@ func TestVerifySortsTornWALTail(t *testing.T) {
 	damage := func(id uint64) {
 		t.Helper()
 		name := blob.WALName(id)
-		rc, err := bkt.Get(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(rc)
-		rc.Close()
+		data, err := readObject(ctx, bkt, name)
 		if err != nil {
 			t.Fatal(err)
 		}
