@@ -182,13 +182,17 @@ func newLocalAids(tmpDir string) *localAids {
 	return a
 }
 
+// pid names this process's temp files; os.Getpid is a system call, and
+// one was made for every WAL object.
+var pid = os.Getpid()
+
 // tempName returns a new name in the temp directory.
 func (a *localAids) tempName() (string, error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return "", err
 	}
-	return filepath.Join(a.tmpDir, fmt.Sprintf("upload-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:]))), nil
+	return filepath.Join(a.tmpDir, fmt.Sprintf("upload-%d-%s", pid, hex.EncodeToString(rnd[:]))), nil
 }
 
 // newTemp creates an empty temp file.
