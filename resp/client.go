@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/stratakv/strata/lsm"
 )
 
 // maxPending bounds the pub/sub messages and MONITOR lines queued for one
@@ -31,6 +33,7 @@ type client struct {
 	id      uint64
 	nc      net.Conn
 	sock    io.ReadWriter // nc, or raw I/O on its socket (sockio.go)
+	raw     *sockIO       // sock if it is raw I/O, else nil
 	rd      *reader
 	addr    string
 	laddr   string
@@ -88,6 +91,12 @@ type client struct {
 	writeBy   time.Time // the write deadline set; guarded by wmu
 	writeMark int
 	afterMark int
+
+	// Replies handed to the server's replier (replier.go) wait for write
+	// held, whose seq holdSeq is while they do (0: none held). Both are
+	// written under wmu; the replier reads holdSeq without it.
+	held    lsm.WriteHandle
+	holdSeq atomic.Uint64
 }
 
 // monoBase is the origin of client.mark.
@@ -100,6 +109,7 @@ func newClient(s *Server, nc net.Conn, cfg Config) *client {
 		created: time.Now(), authed: cfg.RequirePass == "",
 	}
 	c.sock = newSockIO(nc)
+	c.raw, _ = c.sock.(*sockIO)
 	c.rd = newReader(c.sock, cfg.ProtoMaxBulkLen, cfg.ClientQueryBufferLimit)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.lastActive.Store(time.Now().UnixNano())
@@ -128,6 +138,10 @@ func (c *client) serve() {
 		c.s.pacer.MarkBusy(now)
 		c.mark = now.Sub(monoBase)
 		c.wmu.Lock()
+		if err := c.sendHeldLocked(); err != nil {
+			c.wmu.Unlock()
+			return
+		}
 		for {
 			c.execute(args)
 			if c.quit || c.killed.Load() {
@@ -140,6 +154,10 @@ func (c *client) serve() {
 		}
 		if len(c.out) > 0 && !c.waitsForWAL() {
 			c.yieldBeforeReply()
+		}
+		if err == nil && c.holdLocked() {
+			c.wmu.Unlock()
+			continue
 		}
 		ferr := c.flushLocked()
 		c.wmu.Unlock()
@@ -200,28 +218,52 @@ func (c *client) readFailed(err error) {
 // acknowledged.
 // REQUIRES: c.wmu held.
 func (c *client) flushLocked() error {
-	if c.waitsForWAL() {
-		if err := c.s.db.LastWrite().Durable(c.s.ctxForDurable()); err != nil {
-			msg := errorText(err)
-			c.out = c.out[:c.writeMark]
-			for range c.afterMark {
-				c.out = redcon.AppendError(c.out, msg)
-			}
-		}
+	if err := c.sendHeldLocked(); err != nil {
+		return err
 	}
-	c.wrote, c.afterMark = false, 0
+	var w lsm.WriteHandle // the zero handle is durable
+	if c.waitsForWAL() {
+		w = c.s.db.LastWrite()
+	}
+	return c.sendLocked(w)
+}
+
+// sendLocked sends the replies once write w is durable.
+// REQUIRES: c.wmu held.
+func (c *client) sendLocked(w lsm.WriteHandle) error {
+	c.settleLocked(w)
 	if len(c.out) == 0 {
 		return nil
 	}
 	c.armWrite()
 	_, err := c.sock.Write(c.out)
 	c.s.stats.netOut.Add(uint64(len(c.out)))
+	c.resetOutLocked()
+	return err
+}
+
+// settleLocked waits for write w to be durable; if it cannot be, the
+// replies from the first write on become the error.
+// REQUIRES: c.wmu held.
+func (c *client) settleLocked(w lsm.WriteHandle) {
+	if err := w.Durable(c.s.ctxForDurable()); err != nil {
+		msg := errorText(err)
+		c.out = c.out[:c.writeMark]
+		for range c.afterMark {
+			c.out = redcon.AppendError(c.out, msg)
+		}
+	}
+	c.wrote, c.afterMark = false, 0
+}
+
+// resetOutLocked empties the reply buffer, dropping a large one.
+// REQUIRES: c.wmu held.
+func (c *client) resetOutLocked() {
 	if cap(c.out) > 1<<20 {
 		c.out = nil
 	} else {
 		c.out = c.out[:0]
 	}
-	return err
 }
 
 // waitsForWAL reports whether the pipeline's replies must wait for its
@@ -272,6 +314,12 @@ func (c *client) drainPending() {
 		if empty || !c.wmu.TryLock() {
 			return
 		}
+		if c.holdSeq.Load() != 0 {
+			// Replies held for durability go first; whoever sends them
+			// drains after.
+			c.wmu.Unlock()
+			return
+		}
 		c.writePendingLocked()
 		c.wmu.Unlock()
 	}
@@ -307,6 +355,9 @@ func (c *client) stopReading() {
 }
 
 func (c *client) close() {
+	c.wmu.Lock()
+	c.sendHeldLocked()
+	c.wmu.Unlock()
 	c.cancel()
 	c.unwatchAll()
 	c.s.pubsub.unsubscribeAll(c)

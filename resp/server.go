@@ -120,6 +120,7 @@ type Server struct {
 	slowlog   slowlog
 	cmdStats  []cmdStat
 	durableMu sync.Mutex
+	replier   replier
 }
 
 // New returns a Server over store, whose engine is db. The store should be

@@ -39,6 +39,7 @@ type sockIO struct {
 	rn      int
 	rerrno  syscall.Errno
 	writeFn func(fd uintptr) bool
+	tryFn   func(fd uintptr) bool
 	wbuf    []byte
 	wdone   int
 	werrno  syscall.Errno
@@ -58,7 +59,7 @@ func newSockIO(nc net.Conn) io.ReadWriter {
 		return nc
 	}
 	s := &sockIO{rc: rc, net: nc.LocalAddr().Network(), la: nc.LocalAddr(), ra: nc.RemoteAddr()}
-	s.readFn, s.writeFn = s.readSome, s.writeAll
+	s.readFn, s.writeFn, s.tryFn = s.readSome, s.writeAll, s.writeNow
 	return s
 }
 
@@ -112,6 +113,28 @@ func (s *sockIO) Write(p []byte) (int, error) {
 		return done, s.opError("write", os.NewSyscallError("write", errno))
 	}
 	return done, nil
+}
+
+// tryWrite writes as much of p as the socket takes now, without waiting:
+// n < len(p) with a nil error means the socket's buffer is full.
+func (s *sockIO) tryWrite(p []byte) (int, error) {
+	s.wbuf, s.wdone, s.werrno = p, 0, 0
+	err := s.rc.Write(s.tryFn)
+	done, errno := s.wdone, s.werrno
+	s.wbuf = nil
+	switch {
+	case err != nil:
+		return done, s.opError("write", err)
+	case errno != 0:
+		return done, s.opError("write", os.NewSyscallError("write", errno))
+	}
+	return done, nil
+}
+
+// writeNow is writeAll without the wait: done on EAGAIN too.
+func (s *sockIO) writeNow(fd uintptr) bool {
+	s.writeAll(fd)
+	return true
 }
 
 // writeAll writes what is left of s.wbuf; it reports false (wait for

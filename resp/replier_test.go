@@ -1,0 +1,148 @@
+package resp
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratakv/strata/resp/resptest"
+)
+
+// TestHeldRepliesKeepOrder: under appendfsync always, a client's replies
+// come in the order of its commands whether the replier sends them or the
+// client's goroutine does (a client that sends its next pipeline before
+// reading the last one's replies makes its goroutine send them), and every
+// write acknowledged is there to read.
+func TestHeldRepliesKeepOrder(t *testing.T) {
+	ts := startServer(t, Config{})
+	const clients, rounds = 16, 60
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for w := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := resptest.Dial(t, ts.addr)
+			key := fmt.Sprintf("n%d", w)
+			n := 0
+			for i := range rounds {
+				// One pipeline, or two sent back to back before any reply
+				// is read: INCRs with a GET between them.
+				var req []byte
+				want := 0
+				for p := range 1 + i%2 {
+					for range 1 + (i+p)%4 {
+						req = resptest.AppendCommand(req, "INCR", key)
+						want++
+					}
+					req = resptest.AppendCommand(req, "GET", key)
+					want++
+					if p == 0 && i%2 == 1 {
+						c.SendRaw(req)
+						req = nil
+					}
+				}
+				c.SendRaw(req)
+				for range want {
+					got, err := c.TryReadReply()
+					if err != nil {
+						errs <- fmt.Errorf("client %d: %v", w, err)
+						return
+					}
+					s := string(got)
+					if strings.HasPrefix(s, ":") {
+						n++
+						if s != fmt.Sprintf(":%d\r\n", n) {
+							errs <- fmt.Errorf("client %d: INCR = %q, want %d", w, s, n)
+							return
+						}
+					} else if v := fmt.Sprint(n); s != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
+						errs <- fmt.Errorf("client %d: GET = %q after %d INCRs", w, s, n)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// What was acknowledged survives a restart: the replies were sent
+	// only once durable.
+	addr := ts.addr
+	ts.close()
+	ts.open(addr)
+	c := resptest.Dial(t, ts.addr)
+	for w := range clients {
+		got := string(c.Do("GET", fmt.Sprintf("n%d", w)))
+		// rounds rounds of 1-4 INCRs per pipeline, two pipelines in odd rounds.
+		want := 0
+		for i := range rounds {
+			for p := range 1 + i%2 {
+				want += 1 + (i+p)%4
+			}
+		}
+		if v := fmt.Sprint(want); got != fmt.Sprintf("$%d\r\n%s\r\n", len(v), v) {
+			t.Fatalf("after restart n%d = %q, want %d", w, got, want)
+		}
+	}
+}
+
+// TestHeldRepliesSlowReader: a client that sends durable writes and never
+// reads its replies fills its socket; the replier leaves what the socket
+// does not take to a goroutine of its own, so other clients' durable
+// replies keep coming.
+func TestHeldRepliesSlowReader(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := resptest.Dial(t, ts.addr)
+	big := strings.Repeat("v", 60<<10) // a reply under holdMaxBytes
+	do(t, c, "+OK\r\n", "SET", "big", big)
+
+	slow := resptest.Dial(t, ts.addr)
+	slow.SetTimeout(time.Minute)
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req := resptest.AppendCommand(nil, "SET", fmt.Sprintf("s%d", i), "x")
+			req = resptest.AppendCommand(req, "GET", "big")
+			if slow.TrySendRaw(req) != nil {
+				return
+			}
+			// Time for the replier to send the replies before the next
+			// pipeline comes, so that it is the replier (not the client's
+			// goroutine, which sends held replies first) that finds the
+			// socket full.
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	// 60 KB every 5 ms fills the socket's buffers (a few MB) within a
+	// second or two.
+	deadline := time.Now().Add(3 * time.Second)
+	for ts.srv.replier.spilled.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Well under writeTimeout (30 s), which a blocked replier would make
+	// every durable reply wait.
+	c.SetTimeout(3 * time.Second)
+	for i := range 50 {
+		do(t, c, "+OK\r\n", "SET", fmt.Sprintf("k%d", i), "v")
+	}
+	if ts.srv.replier.spilled.Load() == 0 {
+		t.Fatal("the slow client's replies never filled its socket")
+	}
+	close(stop)
+	slow.Close()
+	<-sent
+	do(t, c, "$1\r\nv\r\n", "GET", "k49")
+}
