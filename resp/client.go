@@ -152,10 +152,11 @@ func (c *client) serve() {
 				break
 			}
 		}
-		if len(c.out) > 0 && !c.waitsForWAL() {
+		durable := c.waitsForWAL()
+		if len(c.out) > 0 && !durable {
 			c.yieldBeforeReply()
 		}
-		if err == nil && c.holdLocked() {
+		if durable && err == nil && c.holdLocked() {
 			c.wmu.Unlock()
 			continue
 		}

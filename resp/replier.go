@@ -118,13 +118,13 @@ func (r *replier) run(ctx context.Context) {
 	}
 }
 
-// holdLocked hands the pipeline's replies to the replier, to be sent once
-// its writes are durable, instead of waiting here, if it may: they wait
-// for the WAL, are small, go to a plain socket, and the connection stays
-// open. It reports whether it did.
-// REQUIRES: c.wmu held.
+// holdLocked hands the pipeline's replies, which wait for the WAL, to the
+// replier, to be sent once its writes are durable, instead of waiting
+// here, if it may: they are small, go to a plain socket, and the
+// connection stays open. It reports whether it did.
+// REQUIRES: c.wmu held, c.waitsForWAL().
 func (c *client) holdLocked() bool {
-	if c.raw == nil || !c.waitsForWAL() || len(c.out) == 0 || len(c.out) > holdMaxBytes ||
+	if c.raw == nil || len(c.out) == 0 || len(c.out) > holdMaxBytes ||
 		c.quit || c.killed.Load() {
 		return false
 	}
