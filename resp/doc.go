@@ -12,8 +12,11 @@
 //  2. Under appendfsync always (the default) no reply to a write command
 //     leaves the server before the write is durable: a connection buffers a
 //     pipeline's replies and sends them after one wait for the newest
-//     write it made (the WAL acknowledges in order). If that wait fails,
-//     the replies from the first write on are replaced by errors.
+//     write it made (the WAL acknowledges in order), or hands them to the
+//     server's replier, which does the same wait for them (replier.go);
+//     a connection's replies leave in the order of its commands either way.
+//     If that wait fails, the replies from the first write on are replaced
+//     by errors.
 //  3. A command's changes are one engine batch; EXEC's are one batch for
 //     the whole transaction, and no other client sees part of it.
 //  4. A client over a limit (bulk length, multibulk length, inline size,
