@@ -209,6 +209,9 @@ func (c *client) readFailed(err error) {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.sendHeldLocked() != nil {
+		return
+	}
 	c.out = redcon.AppendError(c.out, msg)
 	c.flushLocked()
 }
