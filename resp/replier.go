@@ -170,16 +170,18 @@ func (c *client) sendHeldBy(w lsm.WriteHandle) {
 			c.armWrite()
 			_, err := c.sock.Write(rest)
 			c.s.stats.netOut.Add(uint64(len(rest)))
-			c.resetOutLocked()
-			c.wmu.Unlock()
-			if err != nil {
-				c.kill()
-				return
-			}
-			c.drainPending()
+			c.heldSentLocked(err)
 		}()
 		return
 	}
+	c.heldSentLocked(err)
+}
+
+// heldSentLocked ends the replier's send of held replies: it releases
+// c.wmu, then closes the client if the write failed, or sends what
+// publishers queued meanwhile.
+// REQUIRES: c.wmu held.
+func (c *client) heldSentLocked(err error) {
 	c.resetOutLocked()
 	c.wmu.Unlock()
 	if err != nil {

@@ -101,25 +101,15 @@ func (s *sockIO) readSome(fd uintptr) bool {
 }
 
 // Write writes all of p, waiting for the socket to drain when it is full.
-func (s *sockIO) Write(p []byte) (int, error) {
-	s.wbuf, s.wdone, s.werrno = p, 0, 0
-	err := s.rc.Write(s.writeFn)
-	done, errno := s.wdone, s.werrno
-	s.wbuf = nil
-	switch {
-	case err != nil:
-		return done, s.opError("write", err)
-	case errno != 0:
-		return done, s.opError("write", os.NewSyscallError("write", errno))
-	}
-	return done, nil
-}
+func (s *sockIO) Write(p []byte) (int, error) { return s.write(p, s.writeFn) }
 
 // tryWrite writes as much of p as the socket takes now, without waiting:
 // n < len(p) with a nil error means the socket's buffer is full.
-func (s *sockIO) tryWrite(p []byte) (int, error) {
+func (s *sockIO) tryWrite(p []byte) (int, error) { return s.write(p, s.tryFn) }
+
+func (s *sockIO) write(p []byte, fn func(fd uintptr) bool) (int, error) {
 	s.wbuf, s.wdone, s.werrno = p, 0, 0
-	err := s.rc.Write(s.tryFn)
+	err := s.rc.Write(fn)
 	done, errno := s.wdone, s.werrno
 	s.wbuf = nil
 	switch {
