@@ -22,8 +22,9 @@ import (
 // pubsub clients is 32 MB); past it the client is closed.
 const maxPending = 32 << 20
 
-// writeTimeout bounds one write to a client's socket.
-const writeTimeout = 30 * time.Second
+// writeTimeout bounds one write to a client's socket (a variable for
+// tests).
+var writeTimeout = 30 * time.Second
 
 // client is one connection. Its goroutine reads a pipeline of commands,
 // runs them, and writes their replies; other goroutines only queue

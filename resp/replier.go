@@ -161,13 +161,13 @@ func (c *client) sendHeldBy(w lsm.WriteHandle) {
 	}
 	c.holdSeq.Store(0)
 	c.settleLocked(c.held)
+	c.armWrite() // a deadline the client's goroutine set would expire
 	n, err := c.raw.tryWrite(c.out)
 	c.s.stats.netOut.Add(uint64(n))
 	if err == nil && n < len(c.out) {
 		rest := c.out[n:]
 		c.s.replier.spilled.Add(1)
 		go func() {
-			c.armWrite()
 			_, err := c.sock.Write(rest)
 			c.s.stats.netOut.Add(uint64(len(rest)))
 			c.heldSentLocked(err)

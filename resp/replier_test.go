@@ -146,3 +146,21 @@ func TestHeldRepliesSlowReader(t *testing.T) {
 	<-sent
 	do(t, c, "$1\r\nv\r\n", "GET", "k49")
 }
+
+// TestHeldRepliesKeepWriteDeadline: the replier's writes renew the
+// connection's write deadline as the client's own writes do. A deadline
+// set by a reply the client's goroutine sent (a read's) once expired under
+// a client whose later replies all went through the replier, and the
+// replier's write failed and closed the connection (found by the soak
+// test: every client dropped 30 s into the load).
+func TestHeldRepliesKeepWriteDeadline(t *testing.T) {
+	was := writeTimeout
+	writeTimeout = 200 * time.Millisecond
+	defer func() { writeTimeout = was }()
+	ts := startServer(t, Config{})
+	c := resptest.Dial(t, ts.addr)
+	do(t, c, "$-1\r\n", "GET", "k") // sets the deadline, from the client's goroutine
+	for end := time.Now().Add(5 * writeTimeout); time.Now().Before(end); {
+		do(t, c, "+OK\r\n", "SET", "k", "v")
+	}
+}
