@@ -86,7 +86,7 @@ func (r *replier) run(ctx context.Context) {
 			}
 		}
 		retry = retry[:0]
-		for i, e := range batch {
+		for _, e := range batch {
 			// Entries come in about the order of their writes: after the
 			// first of a WAL object, the rest of it wait no more. An error
 			// (the WAL failed) is settled into the replies by send.
@@ -101,7 +101,6 @@ func (r *replier) run(ctx context.Context) {
 				continue
 			}
 			e.c.sendHeldBy(e.w)
-			batch[i] = heldReply{}
 		}
 		if len(retry) > 0 {
 			// A publisher holds the lock for a moment, or the client's
