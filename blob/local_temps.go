@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -182,25 +184,29 @@ func newLocalAids(tmpDir string) *localAids {
 	return a
 }
 
-// pid names this process's temp files; os.Getpid is a system call, and
-// one was made for every WAL object.
-var pid = os.Getpid()
+// tempPrefix starts the names of this process's temp files: its pid (taken
+// once: os.Getpid is a system call, and one was made for every WAL object)
+// and 8 random bytes, so that names stay unique across processes on other
+// hosts sharing the directory and across a pid's reuse. tempSeq numbers the
+// names within the process; reading crypto/rand for each name cost a
+// getrandom(2) and a stack growth of the goroutine making it.
+var (
+	tempPrefix = func() string {
+		var rnd [8]byte
+		rand.Read(rnd[:]) // never returns an error: it crashes the process instead
+		return fmt.Sprintf("upload-%d-%s-", os.Getpid(), hex.EncodeToString(rnd[:]))
+	}()
+	tempSeq atomic.Uint64
+)
 
 // tempName returns a new name in the temp directory.
-func (a *localAids) tempName() (string, error) {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", err
-	}
-	return filepath.Join(a.tmpDir, fmt.Sprintf("upload-%d-%s", pid, hex.EncodeToString(rnd[:]))), nil
+func (a *localAids) tempName() string {
+	return filepath.Join(a.tmpDir, tempPrefix+strconv.FormatUint(tempSeq.Add(1), 36))
 }
 
 // newTemp creates an empty temp file.
 func (a *localAids) newTemp() (spareTemp, error) {
-	path, err := a.tempName()
-	if err != nil {
-		return spareTemp{}, err
-	}
+	path := a.tempName()
 	fd, err := openRaw(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return spareTemp{}, err
@@ -273,10 +279,7 @@ func (a *localAids) recycle(path string, size int64) (bool, error) {
 	if !room {
 		return false, nil
 	}
-	tmp, err := a.tempName()
-	if err != nil {
-		return false, nil
-	}
+	tmp := a.tempName()
 	if err := os.Rename(path, tmp); err != nil {
 		return false, err
 	}

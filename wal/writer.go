@@ -160,6 +160,7 @@ type Writer struct {
 	durableSeq atomic.Uint64
 	failed     atomic.Bool // err is set: Append will fail
 	kick       chan struct{}
+	puts       chan func() // a PUT for an idle putter to run; see run
 	done       chan struct{}
 	abandon    chan struct{}
 	putEWMA    atomic.Int64 // moving average of PUT times, ns: the hedge delay and the overlap wait read it
@@ -201,6 +202,7 @@ func NewWriter(bkt objstore.Bucket, firstID, durableSeq uint64, history []Stored
 		history:   history,
 		durableCh: make(chan struct{}),
 		kick:      make(chan struct{}, 1),
+		puts:      make(chan func()),
 		done:      make(chan struct{}),
 		abandon:   make(chan struct{}),
 	}
@@ -614,7 +616,7 @@ func (w *Writer) release(rows takenRows) {
 func (w *Writer) start() {
 	rows, size, tick, id := w.take()
 	maxSeq, batches := rows.lastSeq(), rows.batches
-	go func() {
+	w.run(func() {
 		start := time.Now()
 		data, err := encodeSegments(rows.segs, size, tick, header{epoch: w.opts.Epoch, id: id}, w.opts.Compression, w.opts.Pacer, w.takeSpare())
 		w.release(rows)
@@ -628,7 +630,35 @@ func (w *Writer) start() {
 			w.giveSpare(data) // before the acknowledgement, which tests wait for
 		}
 		w.finish(id, putResult{maxSeq: maxSeq, batches: batches, bytes: len(data), took: time.Since(start), err: err})
-	}()
+	})
+}
+
+// run runs put on an idle putter goroutine, or on a new one if none is
+// idle. A putter stays for the writer's next PUT rather than exiting: a
+// new goroutine per object grew its stack again for every object (the
+// encoding and the upload's calls go deeper than a goroutine's first
+// stack), a copy that cost about as much CPU as the object's encoding.
+// Putters exit when the loop has ended (done), after which nothing starts
+// a PUT. A new one starts only when none is idle, and at most Inflight are
+// busy, so there are about that many (a few more if PUTs are started while
+// putters that just finished have not yet gone idle).
+func (w *Writer) run(put func()) {
+	select {
+	case w.puts <- put:
+	default:
+		go w.putter(put)
+	}
+}
+
+func (w *Writer) putter(put func()) {
+	for {
+		put()
+		select {
+		case put = <-w.puts:
+		case <-w.done:
+			return
+		}
+	}
 }
 
 // maxSpares is how many objects' memory the writer keeps: as many as are
