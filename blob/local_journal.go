@@ -320,10 +320,7 @@ func (j *localJournal) appendRecord(kind byte, name string, body []byte) error {
 	copy(hdr[journalRecordHeader:], name)
 	crc := crc32.Update(crc32.Checksum(hdr[4:], crcTable), crcTable, body)
 	binary.LittleEndian.PutUint32(hdr[0:], crc)
-	err := writeFull(f.fd, hdr, off) // raw: sysfile_linux.go
-	if err == nil && len(body) > 0 {
-		err = writeFull(f.fd, body, off+int64(len(hdr)))
-	}
+	err := writeFull2(f.fd, hdr, body, off) // raw: sysfile_linux.go
 	if err != nil {
 		err = &os.PathError{Op: "write", Path: f.path, Err: err}
 	}

@@ -40,6 +40,13 @@ func writeFull(fd int, p []byte, off int64) error {
 	return nil
 }
 
+func writeFull2(fd int, a, b []byte, off int64) error {
+	if err := writeFull(fd, a, off); err != nil {
+		return err
+	}
+	return writeFull(fd, b, off+int64(len(a)))
+}
+
 func closeFd(fd int) error { return syscall.Close(fd) }
 
 func truncateFd(fd int, n int64) error { return syscall.Ftruncate(fd, n) }

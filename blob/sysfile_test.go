@@ -77,6 +77,44 @@ func TestWriteFullLarge(t *testing.T) {
 	}
 }
 
+// TestWriteFull2: two parts land back to back at the offset given, in one
+// call or, past a write chunk or with a part empty, in two, and the file
+// offset is left alone.
+func TestWriteFull2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	fd, err := openRaw(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 3<<20+17)
+	for i := range big {
+		big[i] = byte(i*7 + i/251)
+	}
+	var want []byte
+	off := int64(3)
+	for _, c := range []struct{ a, b []byte }{
+		{[]byte("header:"), []byte("body")},
+		{[]byte("h"), nil},
+		{nil, []byte("b")},
+		{[]byte("hdr"), big},
+		{big[:5000], big[5000:9000]},
+	} {
+		if err := writeFull2(fd, c.a, c.b, off); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, make([]byte, off-int64(len(want)))...)
+		want = append(append(want, c.a...), c.b...)
+		off = int64(len(want)) + 2
+	}
+	if err := writeFull(fd, []byte("A"), -1); err != nil { // at offset 0: writeFull2 did not move it
+		t.Fatal(err)
+	}
+	want[0] = 'A'
+	if got := closeAndRead(t, fd, path); !bytes.Equal(got, want) {
+		t.Fatalf("file of %d bytes does not hold the parts written (%d bytes)", len(got), len(want))
+	}
+}
+
 // closeAndRead closes fd, raw, and returns the contents of the file at path.
 func closeAndRead(t *testing.T, fd int, path string) []byte {
 	t.Helper()
