@@ -3,7 +3,6 @@ package blob
 import (
 	"os"
 	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -61,23 +60,16 @@ const rawWriteChunk = 128 << 10
 // rawWriteChunk.
 func writeFull(fd int, p []byte, off int64) error {
 	for len(p) > 0 {
-		var n uintptr
-		var e syscall.Errno
-		k := min(len(p), rawWriteChunk)
+		var n int
+		var err error
+		k := uintptr(min(len(p), rawWriteChunk))
 		if off < 0 {
-			n, _, e = unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(k))
+			n, err = rawWriteCall(unix.SYS_WRITE, fd, unsafe.Pointer(&p[0]), k, 0)
 		} else {
-			n, _, e = unix.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(k), uintptr(off), 0, 0)
+			n, err = rawWriteCall(unix.SYS_PWRITE64, fd, unsafe.Pointer(&p[0]), k, uintptr(off))
 		}
-		switch e {
-		case 0:
-		case unix.EINTR:
-			continue
-		default:
-			return e
-		}
-		if n == 0 {
-			return unix.EIO // a regular file takes what it is given or fails
+		if err != nil {
+			return err
 		}
 		p = p[n:]
 		if off >= 0 {
@@ -88,6 +80,27 @@ func writeFull(fd int, p []byte, off int64) error {
 		}
 	}
 	return nil
+}
+
+// rawWriteCall makes write, pwrite64 or pwritev of fd, raw (p is the
+// buffer, or the iovec array, whose length is n), retrying it when a
+// signal interrupts it. A regular file takes what it is given or fails, so
+// a call that writes nothing is an I/O error. p is passed as a pointer, not
+// a uintptr, so that it stays valid (and alive) up to the system call.
+func rawWriteCall(trap uintptr, fd int, p unsafe.Pointer, n, off uintptr) (int, error) {
+	for {
+		w, _, e := unix.RawSyscall6(trap, uintptr(fd), uintptr(p), n, off, 0, 0)
+		switch e {
+		case 0:
+			if w == 0 {
+				return 0, unix.EIO
+			}
+			return int(w), nil
+		case unix.EINTR:
+			continue
+		}
+		return 0, e
+	}
 }
 
 // writeFull2 writes a and then b at off, which must not be negative: one
@@ -104,25 +117,16 @@ func writeFull2(fd int, a, b []byte, off int64) error {
 	iov := [2]unix.Iovec{{Base: &a[0]}, {Base: &b[0]}}
 	iov[0].SetLen(len(a))
 	iov[1].SetLen(len(b))
-	for {
-		// pwritev's offset is split into two words; on 64-bit Linux the
-		// first holds all of it.
-		n, _, e := unix.RawSyscall6(unix.SYS_PWRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), 2, uintptr(off), 0, 0)
-		switch e {
-		case 0:
-		case unix.EINTR:
-			continue
-		default:
-			return e
-		}
-		if n == 0 {
-			return unix.EIO
-		}
-		if k := int(n); k < len(a) {
-			return writeFull2(fd, a[k:], b, off+int64(k))
-		}
-		return writeFull(fd, b[int(n)-len(a):], off+int64(n))
+	// pwritev's offset is split into two words; on 64-bit Linux the first
+	// holds all of it.
+	n, err := rawWriteCall(unix.SYS_PWRITEV, fd, unsafe.Pointer(&iov[0]), 2, uintptr(off))
+	if err != nil {
+		return err
 	}
+	if n < len(a) {
+		return writeFull2(fd, a[n:], b, off+int64(n))
+	}
+	return writeFull(fd, b[n-len(a):], off+int64(n))
 }
 
 // closeFd closes fd, raw. Linux releases the descriptor even when close
