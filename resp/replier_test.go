@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thanos-io/objstore"
+
+	"github.com/stratakv/strata/blob"
 	"github.com/stratakv/strata/resp/resptest"
 )
 
@@ -156,11 +159,32 @@ func TestHeldRepliesSlowReader(t *testing.T) {
 func TestHeldRepliesKeepWriteDeadline(t *testing.T) {
 	was := writeTimeout
 	writeTimeout = 200 * time.Millisecond
-	defer func() { writeTimeout = was }()
+	// A cleanup, not a defer: cleanups run last-in first-out, so this one
+	// runs after the server's has stopped every goroutine that reads it.
+	t.Cleanup(func() { writeTimeout = was })
 	ts := startServer(t, Config{})
 	c := resptest.Dial(t, ts.addr)
 	do(t, c, "$-1\r\n", "GET", "k") // sets the deadline, from the client's goroutine
 	for end := time.Now().Add(5 * writeTimeout); time.Now().Before(end); {
 		do(t, c, "+OK\r\n", "SET", "k", "v")
 	}
+}
+
+// TestHeldRepliesBeforeProtocolError: a protocol error that arrives while
+// a durable write's reply is held (the WAL's PUT takes 200 ms here) is
+// answered after that reply, never before it, and the write it follows is
+// durable: the held reply's order is kept on the error's path too.
+func TestHeldRepliesBeforeProtocolError(t *testing.T) {
+	bkt := blob.NewFaultBucket(blob.NewMemBucket(), blob.FaultConfig{
+		Latency: map[string]time.Duration{objstore.OpUpload: 200 * time.Millisecond},
+	})
+	ts := startServer(t, Config{}, bkt)
+	c := resptest.Dial(t, ts.addr)
+	c.SendRaw(resptest.AppendCommand(nil, "SET", "k", "v"))
+	time.Sleep(50 * time.Millisecond) // the SET's pipeline has ended; its reply waits for the WAL
+	c.SendRaw([]byte("*x\r\n"))
+	expectReply(t, c, "+OK\r\n")
+	expectClosed(t, c, "-ERR Protocol error: invalid multibulk length\r\n")
+	other := resptest.Dial(t, ts.addr)
+	do(t, other, "$1\r\nv\r\n", "GET", "k")
 }
