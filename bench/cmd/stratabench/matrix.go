@@ -50,6 +50,7 @@ var matrixServers = []struct {
 // benchRow is one redis-benchmark test's result.
 type benchRow struct {
 	rps, p50, p99 float64 // requests/s, latency ms
+	cpu           float64 // the server's CPU per request, µs (user + system); < 0: unknown
 }
 
 func runMatrix(ctx context.Context, env *Env, args []string) error {
@@ -95,7 +96,7 @@ func runMatrix(ctx context.Context, env *Env, args []string) error {
 			}
 			for _, p := range strings.Split(*pipelines, ",") {
 				fmt.Fprintf(env.Log, "matrix: round %d/%d: %s -P %s\n", round, *rounds, s.name, p)
-				rows, names, err := redisBenchmark(ctx, clientCPUs, srv.Addr, *clients, *n, p, *tests)
+				rows, names, err := benchTests(ctx, srv, clientCPUs, *clients, *n, p, strings.Split(*tests, ","))
 				if err != nil {
 					srv.StopKeepingData()
 					return fmt.Errorf("%s -P %s: %w", s.name, p, err)
@@ -170,7 +171,7 @@ func roundsNote(rounds int) string {
 
 // medianRow is the median of each figure of rs, taken separately.
 func medianRow(rs []benchRow) benchRow {
-	med := func(f func(benchRow) float64) float64 {
+	med := func(rs []benchRow, f func(benchRow) float64) float64 {
 		v := make([]float64, len(rs))
 		for i, r := range rs {
 			v[i] = f(r)
@@ -181,10 +182,21 @@ func medianRow(rs []benchRow) benchRow {
 		}
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
+	var known []benchRow // the rounds whose CPU is known
+	for _, r := range rs {
+		if r.cpu >= 0 {
+			known = append(known, r)
+		}
+	}
+	cpu := -1.0
+	if len(known) > 0 {
+		cpu = med(known, func(r benchRow) float64 { return r.cpu })
+	}
 	return benchRow{
-		rps: med(func(r benchRow) float64 { return r.rps }),
-		p50: med(func(r benchRow) float64 { return r.p50 }),
-		p99: med(func(r benchRow) float64 { return r.p99 }),
+		rps: med(rs, func(r benchRow) float64 { return r.rps }),
+		p50: med(rs, func(r benchRow) float64 { return r.p50 }),
+		p99: med(rs, func(r benchRow) float64 { return r.p99 }),
+		cpu: cpu,
 	}
 }
 
@@ -193,6 +205,59 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// benchTests runs redis-benchmark once per test against srv, so that the
+// server's CPU time can be charged to each: rows by test name, and the names
+// in order. An LRANGE test first runs an LPUSH of n requests to fill the
+// list (redis-benchmark does that itself); its CPU is the invocation's less
+// n times the LPUSH test's CPU per request, or unknown if the LPUSH test did
+// not run before it. That LPUSH's own row is dropped once the LPUSH test has
+// one, as redis-benchmark's single run of several tests dropped it.
+func benchTests(ctx context.Context, srv *Server, cpus string, clients, n int, pipeline string, tests []string) (map[string]benchRow, []string, error) {
+	all := map[string]benchRow{}
+	var order []string
+	for _, test := range tests {
+		u0, k0, ok0 := srv.CPU()
+		rows, names, err := redisBenchmark(ctx, cpus, srv.Addr, clients, n, pipeline, test)
+		if err != nil {
+			return nil, nil, err
+		}
+		u1, k1, ok1 := srv.CPU()
+		used := -1.0
+		if ok0 && ok1 {
+			used = float64((u1-u0)+(k1-k0)) / float64(time.Microsecond)
+		}
+		for _, name := range names {
+			if _, dup := all[name]; dup {
+				continue
+			}
+			r := rows[name]
+			lp, ok := all["LPUSH"]
+			if !ok {
+				lp.cpu = -1
+			}
+			r.cpu = cpuPerRequest(name, used, n, lp.cpu)
+			all[name] = r
+			order = append(order, name)
+		}
+	}
+	return all, order, nil
+}
+
+// cpuPerRequest charges used µs of server CPU, over a redis-benchmark run
+// of test name with n requests, to each request: -1 if unknown. An LRANGE
+// run also made n LPUSHes, at lpush µs each (-1: unknown).
+func cpuPerRequest(name string, used float64, n int, lpush float64) float64 {
+	switch {
+	case used < 0 || n <= 0:
+		return -1
+	case !strings.HasPrefix(name, "LRANGE"):
+		return used / float64(n)
+	case lpush < 0:
+		return -1
+	}
+	return max(used-lpush*float64(n), 0) / float64(n)
 }
 
 // redisBenchmark runs redis-benchmark --csv and returns its rows by test
@@ -253,6 +318,28 @@ func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests
 		Title:   "redis-benchmark latency p50 / p99 (ms)",
 		Columns: []string{"test", "P", "redis always", "strata durable", "redis everysec", "strata async"},
 	}
+	cpu := &Table{
+		Title: "server CPU per request (µs, user + system)",
+		Columns: []string{"test", "P", "redis always", "strata durable", "durable/always",
+			"redis everysec", "strata async", "async/everysec"},
+		Note: "Each server's utime + stime from /proc over one redis-benchmark run of the test, divided by its " +
+			"requests (every thread: Go's, io_uring's workers, redis-server's background threads); counted in 10 ms " +
+			"ticks, so a test of a few hundred ms is good to a few percent. CPU per request moves less than " +
+			"requests/s with the machine's speed. An LRANGE test's run starts with an LPUSH of as many requests, " +
+			"whose CPU (the LPUSH test's per request) is taken off. strata/redis above 1.0 means strata spends more.",
+	}
+	us := func(b benchRow) string {
+		if b.cpu < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", b.cpu)
+	}
+	cpuRatio := func(a, b benchRow) string {
+		if a.cpu < 0 || b.cpu <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", a.cpu/b.cpu)
+	}
 	var labels []string
 	var durable, async []float64
 	for _, p := range pipelines {
@@ -262,6 +349,7 @@ func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests
 			t.AddRow(name, p, int(ra.rps), int(sd.rps), ratio(sd.rps, ra.rps), int(re.rps), int(sa.rps), ratio(sa.rps, re.rps))
 			pq := func(b benchRow) string { return fmt.Sprintf("%.3g / %.3g", b.p50, b.p99) }
 			lat.AddRow(name, p, pq(ra), pq(sd), pq(re), pq(sa))
+			cpu.AddRow(name, p, us(ra), us(sd), cpuRatio(sd, ra), us(re), us(sa), cpuRatio(sa, re))
 			labels = append(labels, fmt.Sprintf("%s P%s", name, p))
 			durable = append(durable, safeDiv(sd.rps, ra.rps))
 			async = append(async, safeDiv(sa.rps, re.rps))
@@ -269,6 +357,7 @@ func matrixTables(env *Env, res map[string]map[string]map[string]benchRow, tests
 	}
 	env.Report.Table(t)
 	env.Report.Table(lat)
+	env.Report.Table(cpu)
 	_ = env.Report.BarChart("ratios", "strata / redis-server requests/s (1.0 = parity)", "ratio",
 		Series{Name: "durable / always", Y: durable, Labels: labels},
 		Series{Name: "async / everysec", Y: async, Labels: labels})

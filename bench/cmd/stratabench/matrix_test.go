@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMatrixShort runs the matrix on two tests and checks every server got
@@ -39,6 +41,31 @@ func TestMatrixShort(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "matrix-ratios.png")); err != nil {
 		t.Error(err)
+	}
+	// The CPU table has a figure for every server in every row: "-"
+	// would mean /proc was not read, or was read for another process.
+	for _, row := range []string{"| SET | 1 |", "| GET | 1 |", "| SET | 16 |", "| GET | 16 |"} {
+		cpuRow := ""
+		inCPU := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "server CPU per request") {
+				inCPU = true
+			}
+			if inCPU && strings.HasPrefix(l, row) {
+				cpuRow = l
+				break
+			}
+		}
+		cells := strings.Split(cpuRow, "|")
+		if len(cells) < 9 {
+			t.Errorf("no CPU row %q:\n%s", row, out.String())
+			continue
+		}
+		for _, i := range []int{3, 4, 6, 7} { // the four servers' µs per request
+			if _, err := strconv.ParseFloat(strings.TrimSpace(cells[i]), 64); err != nil {
+				t.Errorf("CPU row %q: cell %d is %q, not a figure", row, i, cells[i])
+			}
+		}
 	}
 	if !strings.Contains(out.String(), "the median of 2 rounds") {
 		t.Errorf("the note does not say the figures are medians of 2 rounds:\n%s", out.String())
@@ -137,5 +164,47 @@ func TestMedianRow(t *testing.T) {
 	even := medianRow([]benchRow{{rps: 4, p50: 1, p99: 2}, {rps: 2, p50: 3, p99: 6}})
 	if even != (benchRow{rps: 3, p50: 2, p99: 4}) {
 		t.Errorf("median of 2 = %+v", even)
+	}
+}
+
+// TestCPUPerRequest checks how a run's server CPU is charged to requests,
+// an LRANGE run's less the LPUSHes that fill its list.
+func TestCPUPerRequest(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		used        float64
+		n           int
+		lpush, want float64
+	}{
+		{"SET", 2000, 100, -1, 20},
+		{"SET", -1, 100, 5, -1}, // the server's CPU unknown
+		{"LRANGE_100", 3000, 100, 10, 20},
+		{"LRANGE_100", 3000, 100, -1, -1}, // no LPUSH figure to take off
+		{"LRANGE_600", 500, 100, 10, 0},   // the LPUSHes' share over the whole: 0, not negative
+		{"GET", 0, 0, -1, -1},
+	} {
+		if got := cpuPerRequest(c.name, c.used, c.n, c.lpush); got != c.want {
+			t.Errorf("cpuPerRequest(%q, %v, %d, %v) = %v, want %v", c.name, c.used, c.n, c.lpush, got, c.want)
+		}
+	}
+}
+
+// TestProcCPU reads this process's CPU time before and after spinning for
+// 100 ms: it must grow, and a process that does not exist has none.
+func TestProcCPU(t *testing.T) {
+	u0, k0, ok := procCPU(os.Getpid())
+	if !ok {
+		t.Fatal("procCPU of this process: not ok")
+	}
+	x := 0
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+		x++
+	}
+	u1, k1, _ := procCPU(os.Getpid())
+	if got := (u1 - u0) + (k1 - k0); got < 50*time.Millisecond {
+		t.Errorf("100 ms of spinning (%d loops) counted as %v of CPU", x, got)
+	}
+	if _, _, ok := procCPU(1 << 30); ok {
+		t.Error("procCPU of a pid that cannot exist: ok")
 	}
 }
