@@ -228,21 +228,32 @@ func benchTests(ctx context.Context, srv *Server, cpus string, clients, n int, p
 		if ok0 && ok1 {
 			used = float64((u1-u0)+(k1-k0)) / float64(time.Microsecond)
 		}
-		for _, name := range names {
-			if _, dup := all[name]; dup {
-				continue
-			}
-			r := rows[name]
-			lp, ok := all["LPUSH"]
-			if !ok {
-				lp.cpu = -1
-			}
-			r.cpu = cpuPerRequest(name, used, n, lp.cpu)
-			all[name] = r
-			order = append(order, name)
-		}
+		order = addRun(all, order, rows, names, used, n)
 	}
 	return all, order, nil
+}
+
+// addRun adds the rows of one redis-benchmark run, which used µs of server
+// CPU (-1: unknown) over n requests per test, to all, skipping names it
+// holds, and returns order with the new names appended.
+func addRun(all map[string]benchRow, order []string, rows map[string]benchRow, names []string, used float64, n int) []string {
+	lp, ok := all["LPUSH"] // measured by a run of its own, before this one
+	if !ok {
+		lp.cpu = -1
+	}
+	for _, name := range names {
+		if _, dup := all[name]; dup {
+			continue
+		}
+		r := rows[name]
+		r.cpu = cpuPerRequest(name, used, n, lp.cpu)
+		if len(names) > 1 && !strings.HasPrefix(name, "LRANGE") {
+			r.cpu = -1 // an LRANGE run's filling LPUSH: its CPU is not its own
+		}
+		all[name] = r
+		order = append(order, name)
+	}
+	return order
 }
 
 // cpuPerRequest charges used µs of server CPU, over a redis-benchmark run

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,5 +207,32 @@ func TestProcCPU(t *testing.T) {
 	}
 	if _, _, ok := procCPU(1 << 30); ok {
 		t.Error("procCPU of a pid that cannot exist: ok")
+	}
+}
+
+// TestAddRun charges runs' CPU to their tests: an LRANGE run's less the
+// LPUSH test's per request, its filling LPUSH row dropped; without an LPUSH
+// test before it, neither row has a figure.
+func TestAddRun(t *testing.T) {
+	all := map[string]benchRow{}
+	var order []string
+	order = addRun(all, order, map[string]benchRow{"LPUSH": {rps: 9}}, []string{"LPUSH"}, 1000, 100)
+	order = addRun(all, order, map[string]benchRow{"LPUSH": {rps: 8}, "LRANGE_100": {rps: 7}},
+		[]string{"LPUSH", "LRANGE_100"}, 3000, 100)
+	if want := []string{"LPUSH", "LRANGE_100"}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if r := all["LPUSH"]; r.rps != 9 || r.cpu != 10 {
+		t.Errorf("LPUSH %+v, want the LPUSH test's row at 10 µs", r)
+	}
+	if r := all["LRANGE_100"]; r.rps != 7 || r.cpu != 20 {
+		t.Errorf("LRANGE_100 %+v, want (3000 - 100×10) / 100 = 20 µs", r)
+	}
+
+	alone := map[string]benchRow{}
+	addRun(alone, nil, map[string]benchRow{"LPUSH": {rps: 8}, "LRANGE_100": {rps: 7}},
+		[]string{"LPUSH", "LRANGE_100"}, 3000, 100)
+	if alone["LPUSH"].cpu != -1 || alone["LRANGE_100"].cpu != -1 {
+		t.Errorf("LRANGE without an LPUSH test: %+v, want both CPU figures unknown", alone)
 	}
 }
