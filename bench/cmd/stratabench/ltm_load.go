@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,7 +103,7 @@ func (r *ltmRun) settle(ctx context.Context) error {
 	r.rss.setPhase("settle")
 	start := time.Now()
 	idleSince := time.Time{}
-	lastCPU := r.srv.cpuTime()
+	lastCPU, _ := r.srv.cpuTime() // 0 if /proc cannot say: the server then looks busy
 	for time.Since(start) < r.cfg.settleMax {
 		select {
 		case <-ctx.Done():
@@ -115,7 +114,7 @@ func (r *ltmRun) settle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cpu := r.srv.cpuTime()
+		cpu, _ := r.srv.cpuTime()
 		busy := float64(cpu-lastCPU) / float64(2*time.Second)
 		lastCPU = cpu
 		l0, _ := strconv.Atoi(info["lsm_l0_ssts"])
@@ -137,24 +136,6 @@ func (r *ltmRun) settle(ctx context.Context) error {
 	fmt.Fprintf(r.env.Log, "ltm: compaction settled=%v after %v; L0 %s, runs %s\n", r.settled,
 		r.settleTime.Round(time.Second), r.settledInfo["lsm_l0_ssts"], r.settledInfo["lsm_sorted_runs"])
 	return err
-}
-
-// cpuTime is the process's user + system CPU time so far
-// (/proc/PID/stat fields 14 and 15, in clock ticks of 10 ms).
-func (s *Server) cpuTime() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) is parenthesized and may hold spaces.
-	_, rest, _ := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest) // rest[0] is field 3
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s2, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s2) * 10 * time.Millisecond
 }
 
 // profileHeap saves the server's heap profile as ltm-heap-<when>.pb.gz in

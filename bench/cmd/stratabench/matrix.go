@@ -218,15 +218,15 @@ func benchTests(ctx context.Context, srv *Server, cpus string, clients, n int, p
 	all := map[string]benchRow{}
 	var order []string
 	for _, test := range tests {
-		u0, k0, ok0 := srv.CPU()
+		c0, ok0 := srv.cpuTime()
 		rows, names, err := redisBenchmark(ctx, cpus, srv.Addr, clients, n, pipeline, test)
 		if err != nil {
 			return nil, nil, err
 		}
-		u1, k1, ok1 := srv.CPU()
+		c1, ok1 := srv.cpuTime()
 		used := -1.0
 		if ok0 && ok1 {
-			used = float64((u1-u0)+(k1-k0)) / float64(time.Microsecond)
+			used = float64(c1-c0) / float64(time.Microsecond)
 		}
 		order = addRun(all, order, rows, names, used, n)
 	}

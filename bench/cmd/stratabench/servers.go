@@ -238,40 +238,37 @@ func (s *Server) procStatus(field string) int64 {
 	return 0
 }
 
-// CPU is the processor time the server has used so far, in user space and
-// in the kernel, every thread's (io_uring's workers too): for figures per
-// request that hold up on a machine whose speed drifts, where requests per
-// second do not. ok is false if /proc cannot say.
-func (s *Server) CPU() (user, sys time.Duration, ok bool) {
-	return procCPU(s.cmd.Process.Pid)
-}
+// cpuTime is the processor time the server has used so far, user and
+// system, every thread's (io_uring's workers too): for figures per request
+// that hold up on a machine whose speed drifts, where requests per second
+// do not. ok is false if /proc cannot say.
+func (s *Server) cpuTime() (time.Duration, bool) { return procCPU(s.cmd.Process.Pid) }
 
-// procCPU reads utime and stime of process pid from /proc/PID/stat. The
-// kernel counts them in ticks of USER_HZ, 100 a second on every Linux
+// procCPU is utime + stime of process pid from /proc/PID/stat. The kernel
+// counts them in ticks of USER_HZ, 100 a second on every Linux
 // architecture, so a figure is good to 10 ms.
-func procCPU(pid int) (user, sys time.Duration, ok bool) {
+func procCPU(pid int) (time.Duration, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, false
+		return 0, false
 	}
 	// The command name, in parentheses, may hold spaces; the fields after
 	// it start with the state (field 3), so utime and stime (14 and 15)
 	// are its 12th and 13th.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, false
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, 0, false
+		return 0, false
 	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	k, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, 0, false
+		return 0, false
 	}
-	const tick = time.Second / 100
-	return time.Duration(u) * tick, time.Duration(k) * tick, true
+	return time.Duration(u+k) * (time.Second / 100), true
 }
 
 // RSS is the resident set size now; PeakRSS the highest it has been.
