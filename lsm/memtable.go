@@ -2,7 +2,9 @@ package lsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"math/rand/v2"
 	"sync/atomic"
 
@@ -23,10 +25,22 @@ const maxHeight = 20
 // hash index, so an overwrite costs no skiplist seek (the seek's
 // comparisons, each a cache miss or two, were a third of a SET's CPU).
 //
+// A search down the skiplist is bound by cache misses: each node it looks
+// at is one, as the list outgrows the CPU's caches. So a link carries, with
+// the node it points to, that node's order against the linking node: their
+// longest common prefix and the next node's byte there (see link). A search
+// that knows how its key relates to the node it stands on can then tell,
+// from the link alone, that the next node is past its key, and drops a
+// level without loading it. Only the steps forward load nodes then, and
+// there are fewer of them with half the nodes promoted at each level (not
+// a quarter). A random insert into a million keys loads 22 nodes, where it
+// loaded 33 before links carried this; 18 against 28 at 64k keys. A
+// comparison that does load the node skips the prefix known to match.
+//
 // The records, in arena words:
 //
 //	node:    versions u64 (atomic: newest version) | keyLen u32 | height u32 |
-//	         next[height] u64 (atomic) | key
+//	         next[height] u64 (atomic link) | key
 //	version: older u64 | seq u64 | expireAt u64 | valueLen u32 | kind u32 |
 //	         value
 //
@@ -73,9 +87,11 @@ func newMemtable() *memtable {
 // size is the memtable's bytes: everything its arena handed out.
 func (m *memtable) size() int64 { return m.a.used.Load() }
 
+// randomHeight gives a new node height h with probability 2^-h: see
+// memtable on why half, not the usual quarter.
 func (m *memtable) randomHeight() int {
 	h := 1
-	for h < maxHeight && m.rnd.Uint32()&3 == 0 {
+	for h < maxHeight && m.rnd.Uint32()&1 == 0 {
 		h++
 	}
 	return h
@@ -96,12 +112,121 @@ func (m *memtable) key(n uint64) []byte {
 	return rec[start:end:end]
 }
 
+// nextAt is the node after n at level, 0 at the end.
 func (m *memtable) nextAt(n uint64, level int) uint64 {
+	return slotNode(m.linkAt(n, level))
+}
+
+func (m *memtable) linkAt(n uint64, level int) uint64 {
 	return m.a.load(n + nodeNext + 8*uint64(level))
 }
 
-func (m *memtable) setNext(n uint64, level int, to uint64) {
-	m.a.store(n+nodeNext+8*uint64(level), to)
+// A link packs the node it points to, y (36 bits, as in a memIndex slot),
+// with what orders y after the node x holding the link: d, the length of
+// x's and y's longest common prefix (16 bits), and y's byte at d (8 bits):
+//
+//	byte<<52 | d<<36 | node
+//
+// d = linkNoPrefix says nothing is known (a prefix of 64 KB or more, or an
+// empty key under the head), and the search compares the keys in full. One
+// atomic word, so a reader loads the node and its annotation together.
+const (
+	linkPrefixShift = slotNodeBits
+	linkNoPrefix    = 1<<16 - 1
+	linkByteShift   = linkPrefixShift + 16
+	linkNodeMask    = 1<<slotNodeBits - 1
+	linkUnknown     = linkNoPrefix << linkPrefixShift
+)
+
+// linkMeta is the annotation of a link to a node whose longest common prefix
+// with the linking node is d, and whose byte at d is b.
+func linkMeta(d int, b byte) uint64 {
+	if d >= linkNoPrefix {
+		return linkUnknown
+	}
+	return uint64(b)<<linkByteShift | uint64(d)<<linkPrefixShift
+}
+
+// linkTo is a link to node n, annotated with meta.
+func linkTo(n, meta uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return meta | slotOf(0, n)
+}
+
+// order places y, the node link l points to, against key, for a search
+// standing on x, the node holding l, where x < key and c is the length of
+// their longest common prefix (the head's key, empty, is below every key).
+// It reports whether y < key, and the length of key's and y's longest
+// common prefix; when y >= key, meta is the annotation of a link from a
+// node with key to y (unknown when y == key). It loads y only when the
+// link's annotation cannot settle the order:
+//
+//   - d < c: y and x differ first at d, where key agrees with x, so y > key;
+//   - d > c: y agrees with x at c, where x < key, so y < key;
+//   - d == c: y's byte at c, carried by the link, against key's decides,
+//     unless they are equal.
+func (m *memtable) order(key []byte, c int, l uint64) (less bool, lcp int, meta uint64) {
+	d, b := int(l>>linkPrefixShift)&linkNoPrefix, byte(l>>linkByteShift)
+	from := 0
+	if d != linkNoPrefix {
+		switch {
+		case d < c:
+			return false, d, l &^ linkNodeMask
+		case d > c:
+			return true, c, 0
+		case c == len(key): // key is a prefix of y
+			return false, c, l &^ linkNodeMask
+		case b > key[c]:
+			return false, c, l &^ linkNodeMask
+		case b < key[c]:
+			return true, c, 0
+		}
+		from = c + 1
+	}
+	yk := m.key(slotNode(l))
+	cmp, lcp := compareFrom(yk, key, from)
+	switch {
+	case cmp < 0:
+		return true, lcp, 0
+	case cmp > 0:
+		return false, lcp, linkMeta(lcp, yk[lcp])
+	}
+	return false, lcp, linkUnknown
+}
+
+// compareFrom compares a and b, which agree on their first from bytes, and
+// returns their order (as bytes.Compare) and the length of their longest
+// common prefix.
+func compareFrom(a, b []byte, from int) (int, int) {
+	n := min(len(a), len(b))
+	i := from
+	for ; i+8 <= n; i += 8 {
+		x, y := binary.BigEndian.Uint64(a[i:]), binary.BigEndian.Uint64(b[i:])
+		if x != y {
+			i += bits.LeadingZeros64(x^y) / 8
+			if a[i] < b[i] {
+				return -1, i
+			}
+			return 1, i
+		}
+	}
+	for ; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1, i
+			}
+			return 1, i
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1, n
+	case len(a) > len(b):
+		return 1, n
+	}
+	return 0, n
 }
 
 // newVersion copies r into a version record whose older version is older.
@@ -198,49 +323,65 @@ func (m *memtable) addVersion(n uint64, r sst.Row) uint64 {
 
 // insert links a new node for r's key, whose first version is r.
 func (m *memtable) insert(r sst.Row) uint64 {
-	var prev [maxHeight]uint64
-	x := m.head
+	var prev, succ [maxHeight]uint64 // at each level: the node before, the link to the one after
+	var prevLCP [maxHeight]int       // at each level: the key's common prefix with prev
+	key := r.Key
+	x, c := m.head, 0
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := m.nextAt(x, level)
-			if nx == 0 || bytes.Compare(m.key(nx), r.Key) >= 0 {
+			l := m.linkAt(x, level)
+			if l == 0 {
+				succ[level] = 0
 				break
 			}
-			x = nx
+			less, lcp, meta := m.order(key, c, l)
+			if !less {
+				succ[level] = meta | l&linkNodeMask
+				break
+			}
+			x, c = slotNode(l), lcp
 		}
-		prev[level] = x
+		prev[level], prevLCP[level] = x, c
 	}
 	h := m.randomHeight()
 	if cur := int(m.height.Load()); h > cur {
 		for level := cur; level < h; level++ {
-			prev[level] = m.head
+			prev[level], prevLCP[level], succ[level] = m.head, 0, 0
 		}
 		m.height.Store(int32(h))
 	}
-	n := m.newNode(r.Key, h)
+	n := m.newNode(key, h)
 	*m.a.word(n + nodeVersions) = m.newVersion(r, 0)
 	for level := 0; level < h; level++ {
-		*m.a.word(n + nodeNext + 8*uint64(level)) = m.nextAt(prev[level], level)
+		*m.a.word(n + nodeNext + 8*uint64(level)) = succ[level]
 	}
 	for level := 0; level < h; level++ {
-		m.setNext(prev[level], level, n)
+		meta := uint64(linkUnknown)
+		if c := prevLCP[level]; c < len(key) {
+			meta = linkMeta(c, key[c])
+		}
+		m.a.store(prev[level]+nodeNext+8*uint64(level), linkTo(n, meta))
 	}
 	return n
 }
 
 // seekGE returns the first node whose key is >= key, or 0.
 func (m *memtable) seekGE(key []byte) uint64 {
-	x := m.head
+	x, c := m.head, 0
+	var l uint64
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			nx := m.nextAt(x, level)
-			if nx == 0 || bytes.Compare(m.key(nx), key) >= 0 {
+			if l = m.linkAt(x, level); l == 0 {
 				break
 			}
-			x = nx
+			less, lcp, _ := m.order(key, c, l)
+			if !less {
+				break
+			}
+			x, c = slotNode(l), lcp
 		}
 	}
-	return m.nextAt(x, 0)
+	return slotNode(l)
 }
 
 // get returns the newest row for key with seq <= readSeq.

@@ -124,8 +124,8 @@ func TestMemtableModel(t *testing.T) {
 	}
 }
 
-// TestMemtableConcurrent: one writer adds while readers iterate, warm and
-// get.
+// TestMemtableConcurrent: one writer adds while readers iterate, warm,
+// get and seek.
 // Every key a reader was told is published must be found at its seq, and
 // iteration must stay sorted. Run with -race, it also checks that every
 // arena read is ordered after the store that published it.
@@ -157,6 +157,12 @@ func TestMemtableConcurrent(t *testing.T) {
 					row, ok := m.get(keyOf(i), p)
 					if !ok || row.Seq < i || !bytes.Equal(row.Value, keyOf(row.Seq)) {
 						t.Errorf("get(%s) at %d = %+v, %v", keyOf(i), p, row, ok)
+						return
+					}
+					// A seek reads the links' annotations the writer
+					// is storing; a published key is found.
+					if n := m.seekGE(keyOf(i)); n == 0 || !bytes.Equal(m.key(n), keyOf(i)) {
+						t.Errorf("seekGE(%s) at %d found another node", keyOf(i), p)
 						return
 					}
 				}
@@ -338,5 +344,123 @@ func TestMemIndexGrowth(t *testing.T) {
 	check("at the end")
 	if _, ok := m.get([]byte("key-absent"), 1<<62); ok {
 		t.Fatal("an absent key was found")
+	}
+}
+
+// TestMemtablePrefixOrder adds keys chosen to put the links' prefix
+// annotations to the test (see link): keys over a four-byte alphabet, so
+// that keys share prefixes, are prefixes of one another, and agree on the
+// byte after their common prefix; the empty key; and keys that share a
+// prefix of about linkNoPrefix bytes, whose links carry no annotation.
+// Iteration must yield them in order, seekGE must land where a binary
+// search of the sorted keys does, for keys present and absent, and every
+// link's annotation must be what its two keys give.
+func TestMemtablePrefixOrder(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	longEvery := 8
+	if raceEnabled { // comparing 64 KB keys is slow under -race
+		longEvery = 64
+	}
+	alphabet := []byte{0x00, 0x01, 'a', 0xff}
+	randomKey := func() []byte {
+		k := make([]byte, rnd.IntN(10))
+		for i := range k {
+			k[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		if rnd.IntN(longEvery) == 0 { // a long shared prefix, near the annotation's limit
+			long := bytes.Repeat([]byte{'p'}, linkNoPrefix-3+rnd.IntN(6))
+			k = append(long, k...)
+		}
+		return k
+	}
+	m := newMemtable()
+	seen := map[string]bool{}
+	var model [][]byte
+	add := func(k []byte) {
+		if seen[string(k)] {
+			return
+		}
+		seen[string(k)] = true
+		model = append(model, k)
+		m.add(sst.Row{Key: k, Seq: uint64(len(model)), Kind: sst.KindPut, Value: []byte("v")})
+	}
+	for len(model) < 1500 {
+		add(randomKey())
+		if len(model) == 700 {
+			add([]byte{})
+		}
+	}
+	slices.SortFunc(model, bytes.Compare)
+
+	i := 0
+	for n := m.nextAt(m.head, 0); n != 0; n = m.nextAt(n, 0) {
+		if i >= len(model) || !bytes.Equal(m.key(n), model[i]) {
+			t.Fatalf("node %d has key %.20q..., want %.20q...", i, m.key(n), model[i])
+		}
+		i++
+	}
+	if i != len(model) {
+		t.Fatalf("level 0 holds %d keys, want %d", i, len(model))
+	}
+
+	for level := 0; level < int(m.height.Load()); level++ {
+		var prev []byte // the head's key
+		for x := m.head; ; {
+			l := m.linkAt(x, level)
+			if l == 0 {
+				break
+			}
+			y := m.key(slotNode(l))
+			if bytes.Compare(prev, y) >= 0 && x != m.head {
+				t.Fatalf("level %d: %.20q... links to %.20q...", level, prev, y)
+			}
+			_, lcp := compareFrom(prev, y, 0)
+			d, b := int(l>>linkPrefixShift)&linkNoPrefix, byte(l>>linkByteShift)
+			switch {
+			case d == linkNoPrefix:
+				if lcp < linkNoPrefix && len(y) > 0 {
+					t.Fatalf("level %d: link to %.20q... has no annotation, lcp %d", level, y, lcp)
+				}
+			case d != lcp || b != y[lcp]:
+				t.Fatalf("level %d: link to %.20q... says lcp %d byte %#x, want %d %#x", level, y, d, b, lcp, y[lcp])
+			}
+			x, prev = slotNode(l), y
+		}
+	}
+
+	probes := slices.Clone(model)
+	for range 1500 {
+		probes = append(probes, randomKey())
+	}
+	for _, p := range probes {
+		want, _ := slices.BinarySearchFunc(model, p, bytes.Compare)
+		n := m.seekGE(p)
+		switch {
+		case want == len(model) && n != 0:
+			t.Fatalf("seekGE(%.20q...) = %.20q..., want the end", p, m.key(n))
+		case want < len(model) && (n == 0 || !bytes.Equal(m.key(n), model[want])):
+			t.Fatalf("seekGE(%.20q...) = node %d, want %.20q...", p, n, model[want])
+		}
+	}
+}
+
+func TestCompareFrom(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		a := make([]byte, rnd.IntN(24))
+		for i := range a {
+			a[i] = byte(rnd.IntN(3))
+		}
+		b := slices.Clone(a[:rnd.IntN(len(a)+1)])
+		for range rnd.IntN(20) {
+			b = append(b, byte(rnd.IntN(3)))
+		}
+		_, lcp := compareFrom(a, b, 0)
+		from := rnd.IntN(lcp + 1) // any length both are known to share
+		got, gotLCP := compareFrom(a, b, from)
+		if got != bytes.Compare(a, b) || gotLCP != lcp || !bytes.Equal(a[:lcp], b[:lcp]) ||
+			(lcp < len(a) && lcp < len(b) && a[lcp] == b[lcp]) {
+			t.Fatalf("compareFrom(%v, %v, %d) = %d, %d; bytes.Compare says %d", a, b, from, got, gotLCP, bytes.Compare(a, b))
+		}
 	}
 }
