@@ -327,6 +327,7 @@ func (m *memtable) insert(r sst.Row) uint64 {
 	var prevLCP [maxHeight]int       // at each level: the key's common prefix with prev
 	key := r.Key
 	x, c := m.head, 0
+	var stop uint64 // the link the level above stopped at, annotated for key
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
 			l := m.linkAt(x, level)
@@ -334,9 +335,17 @@ func (m *memtable) insert(r sst.Row) uint64 {
 				succ[level] = 0
 				break
 			}
+			if l&linkNodeMask == stop&linkNodeMask {
+				// The node the level above stopped at: no need to
+				// compare again (a run of inserts in front of one
+				// node, as LPUSH makes, compared in full at each level).
+				succ[level] = stop
+				break
+			}
 			less, lcp, meta := m.order(key, c, l)
 			if !less {
-				succ[level] = meta | l&linkNodeMask
+				stop = meta | l&linkNodeMask
+				succ[level] = stop
 				break
 			}
 			x, c = slotNode(l), lcp
@@ -368,12 +377,13 @@ func (m *memtable) insert(r sst.Row) uint64 {
 // seekGE returns the first node whose key is >= key, or 0.
 func (m *memtable) seekGE(key []byte) uint64 {
 	x, c := m.head, 0
-	var l uint64
+	var l, stop uint64
 	for level := int(m.height.Load()) - 1; level >= 0; level-- {
 		for {
-			if l = m.linkAt(x, level); l == 0 {
+			if l = m.linkAt(x, level); l == 0 || l&linkNodeMask == stop {
 				break
 			}
+			stop = l & linkNodeMask
 			less, lcp, _ := m.order(key, c, l)
 			if !less {
 				break

@@ -350,8 +350,9 @@ func TestMemIndexGrowth(t *testing.T) {
 // TestMemtablePrefixOrder adds keys chosen to put the links' prefix
 // annotations to the test (see link): keys over a four-byte alphabet, so
 // that keys share prefixes, are prefixes of one another, and agree on the
-// byte after their common prefix; the empty key; and keys that share a
-// prefix of about linkNoPrefix bytes, whose links carry no annotation.
+// byte after their common prefix; the empty key; a run of keys each added
+// in front of the one before; and keys that share a prefix of about
+// linkNoPrefix bytes, whose links carry no annotation.
 // Iteration must yield them in order, seekGE must land where a binary
 // search of the sorted keys does, for keys present and absent, and every
 // link's annotation must be what its two keys give.
@@ -389,6 +390,9 @@ func TestMemtablePrefixOrder(t *testing.T) {
 		if len(model) == 700 {
 			add([]byte{})
 		}
+	}
+	for i := range 300 { // each in front of the last, as LPUSH adds a list's rows
+		add(fmt.Appendf(nil, "a\x01list%05d", 99999-i))
 	}
 	slices.SortFunc(model, bytes.Compare)
 
