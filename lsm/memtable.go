@@ -59,6 +59,18 @@ type memtable struct {
 	maxSeq    atomic.Uint64
 	clockTick atomic.Int64 // newest batch time in the memtable
 	indexed   int          // keys in the index; the writer's
+	last      splice       // the writer's
+}
+
+// splice is where the last insert linked its node: at each level of the
+// list, the node before it (or before its place, above its height) and
+// the node after. A key that lands next to that node, as runs of inserts
+// in order do (LPUSH adds each list row in front of the last, RPUSH
+// after it), is linked from the splice without a search.
+type splice struct {
+	node       uint64 // 0: none yet
+	height     int    // node's
+	prev, next [maxHeight]uint64
 }
 
 const (
@@ -326,34 +338,13 @@ func (m *memtable) insert(r sst.Row) uint64 {
 	var prev, succ [maxHeight]uint64 // at each level: the node before, the link to the one after
 	var prevLCP [maxHeight]int       // at each level: the key's common prefix with prev
 	key := r.Key
-	x, c := m.head, 0
-	var stop uint64 // the link the level above stopped at, annotated for key
-	for level := int(m.height.Load()) - 1; level >= 0; level-- {
-		for {
-			l := m.linkAt(x, level)
-			if l == 0 {
-				succ[level] = 0
-				break
-			}
-			if l&linkNodeMask == stop&linkNodeMask {
-				// The node the level above stopped at: no need to
-				// compare again (a run of inserts in front of one
-				// node, as LPUSH makes, compared in full at each level).
-				succ[level] = stop
-				break
-			}
-			less, lcp, meta := m.order(key, c, l)
-			if !less {
-				stop = meta | l&linkNodeMask
-				succ[level] = stop
-				break
-			}
-			x, c = slotNode(l), lcp
-		}
-		prev[level], prevLCP[level] = x, c
-	}
 	h := m.randomHeight()
-	if cur := int(m.height.Load()); h > cur {
+	cur := int(m.height.Load())
+	side := m.fromSplice(key, h, cur, &prev, &prevLCP, &succ)
+	if side == 0 {
+		m.search(key, cur, &prev, &prevLCP, &succ)
+	}
+	if h > cur {
 		for level := cur; level < h; level++ {
 			prev[level], prevLCP[level], succ[level] = m.head, 0, 0
 		}
@@ -371,7 +362,128 @@ func (m *memtable) insert(r sst.Row) uint64 {
 		}
 		m.a.store(prev[level]+nodeNext+8*uint64(level), linkTo(n, meta))
 	}
+	m.last.moveTo(n, h, cur, side, &prev, &succ)
 	return n
+}
+
+// moveTo makes the splice n's, which was linked at height h into a list
+// of height cur, from the splice (side -1: just before the last node, 1:
+// just after) or from a search (side 0, whose prev and succ it copies).
+func (sp *splice) moveTo(n uint64, h, cur, side int, prev, succ *[maxHeight]uint64) {
+	switch side {
+	case -1: // the last node follows n where it stood
+		for level := range sp.height {
+			sp.next[level] = sp.node
+		}
+	case 1: // the last node precedes n where it stood
+		for level := range sp.height {
+			sp.prev[level] = sp.node
+		}
+	default:
+		for level := range cur {
+			sp.prev[level], sp.next[level] = prev[level], slotNode(succ[level])
+		}
+	}
+	for level := cur; level < h; level++ { // levels n opened
+		sp.prev[level], sp.next[level] = prev[level], 0
+	}
+	sp.node, sp.height = n, h
+}
+
+// search finds, at each of the list's levels below top, the node after
+// which key goes (prev), key's common prefix with it (prevLCP), and the
+// link from key to the node after (succ).
+func (m *memtable) search(key []byte, top int, prev *[maxHeight]uint64, prevLCP *[maxHeight]int, succ *[maxHeight]uint64) {
+	x, c := m.head, 0
+	var stop uint64 // the link the level above stopped at, annotated for key
+	for level := top - 1; level >= 0; level-- {
+		for {
+			l := m.linkAt(x, level)
+			if l == 0 {
+				succ[level] = 0
+				break
+			}
+			if l&linkNodeMask == stop&linkNodeMask {
+				// The node the level above stopped at: no need to
+				// compare again.
+				succ[level] = stop
+				break
+			}
+			less, lcp, meta := m.order(key, c, l)
+			if !less {
+				stop = meta | l&linkNodeMask
+				succ[level] = stop
+				break
+			}
+			x, c = slotNode(l), lcp
+		}
+		prev[level], prevLCP[level] = x, c
+	}
+}
+
+// fromSplice is search for a key that goes right before or right after
+// N, the last node inserted, for the levels below the new node's height h
+// only: it finds them from the splice, with two comparisons instead of a
+// search. Before N, at each level the node before N (or before its place)
+// comes before the key, and N, or the node after its place, after it.
+// After N: N, or the node before its place, comes before, and the node
+// after N (or after its place) after. It returns -1 or 1 for before or
+// after N, and 0, having done nothing, for any other key.
+func (m *memtable) fromSplice(key []byte, h, top int, prev *[maxHeight]uint64, prevLCP *[maxHeight]int, succ *[maxHeight]uint64) int {
+	sp := &m.last
+	if sp.node == 0 {
+		return 0
+	}
+	levels := min(h, top)
+	side := 1
+	if order, _ := compareFrom(m.key(sp.node), key, 0); order > 0 {
+		if p := sp.prev[0]; p != m.head {
+			if order, _ := compareFrom(m.key(p), key, 0); order >= 0 {
+				return 0
+			}
+		}
+		side = -1
+		for level := range levels {
+			prev[level], succ[level] = sp.prev[level], sp.next[level]
+			if level < sp.height {
+				succ[level] = sp.node
+			}
+		}
+	} else {
+		if nx := sp.next[0]; nx != 0 {
+			if order, _ := compareFrom(m.key(nx), key, 0); order <= 0 {
+				return 0
+			}
+		}
+		for level := range levels {
+			prev[level], succ[level] = sp.prev[level], sp.next[level]
+			if level < sp.height {
+				prev[level] = sp.node
+			}
+		}
+	}
+	// Annotate: succ becomes links, as search leaves it. A node met on the
+	// level below is not compared again.
+	var lastPrev, lastSucc, succMeta uint64
+	lcp := 0
+	for level := range levels {
+		if p := prev[level]; level == 0 || p != lastPrev {
+			lastPrev, lcp = p, 0
+			if p != m.head {
+				_, lcp = compareFrom(m.key(p), key, 0)
+			}
+		}
+		prevLCP[level] = lcp
+		if nx := succ[level]; nx != 0 {
+			if level == 0 || nx != lastSucc {
+				nk := m.key(nx)
+				_, d := compareFrom(nk, key, 0)
+				lastSucc, succMeta = nx, linkMeta(d, nk[d])
+			}
+			succ[level] = succMeta | slotOf(0, nx)
+		}
+	}
+	return side
 }
 
 // seekGE returns the first node whose key is >= key, or 0.

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -187,16 +188,21 @@ func TestMemtableConcurrent(t *testing.T) {
 }
 
 func BenchmarkMemtableAdd(b *testing.B) {
-	for _, mode := range []string{"new", "new-1M", "overwrite"} {
+	for _, mode := range []string{"new", "new-1M", "front", "overwrite"} {
 		b.Run(mode, func(b *testing.B) {
 			// new-1M fills memtables of a million keys, as a 64 MB one of
 			// small rows holds: its nodes do not fit in the CPU's caches.
+			// front adds each key in front of the one before, as LPUSH
+			// adds a list's rows.
 			keys := make([][]byte, 1<<16)
 			if mode == "new-1M" {
 				keys = make([][]byte, 1<<20)
 			}
 			for i := range keys {
 				keys[i] = fmt.Appendf(nil, "h\x00\x00\x00\x05myzset\x00\x00\x00\x01member:%012d", rand.Uint64N(1e12))
+				if mode == "front" {
+					keys[i] = binary.BigEndian.AppendUint64([]byte("l\x00\x00\x00\x06mylist\x00\x00\x00\x01"), uint64(len(keys)-i))
+				}
 			}
 			value := make([]byte, 16)
 			m := newMemtable()
@@ -350,9 +356,10 @@ func TestMemIndexGrowth(t *testing.T) {
 // TestMemtablePrefixOrder adds keys chosen to put the links' prefix
 // annotations to the test (see link): keys over a four-byte alphabet, so
 // that keys share prefixes, are prefixes of one another, and agree on the
-// byte after their common prefix; the empty key; a run of keys each added
-// in front of the one before; and keys that share a prefix of about
-// linkNoPrefix bytes, whose links carry no annotation.
+// byte after their common prefix; the empty key; runs of keys each added
+// in front of the one before or after it (linked from the splice), alone,
+// taking turns and among random keys; and keys that share a prefix of
+// about linkNoPrefix bytes, whose links carry no annotation.
 // Iteration must yield them in order, seekGE must land where a binary
 // search of the sorted keys does, for keys present and absent, and every
 // link's annotation must be what its two keys give.
@@ -393,6 +400,16 @@ func TestMemtablePrefixOrder(t *testing.T) {
 	}
 	for i := range 300 { // each in front of the last, as LPUSH adds a list's rows
 		add(fmt.Appendf(nil, "a\x01list%05d", 99999-i))
+	}
+	for i := range 300 { // each after the last, as RPUSH does
+		add(fmt.Appendf(nil, "b\x01list%05d", i))
+	}
+	for i := range 300 { // two runs taking turns, and random keys among them
+		add(fmt.Appendf(nil, "c\x01list%05d", i))
+		add(fmt.Appendf(nil, "c\x02list%05d", 99999-i))
+		if i%3 == 0 {
+			add(randomKey())
+		}
 	}
 	slices.SortFunc(model, bytes.Compare)
 
