@@ -434,51 +434,50 @@ func (m *memtable) fromSplice(key []byte, h, top int, prev *[maxHeight]uint64, p
 	if sp.node == 0 {
 		return 0
 	}
-	levels := min(h, top)
-	side := 1
-	if order, _ := compareFrom(m.key(sp.node), key, 0); order > 0 {
+	nk := m.key(sp.node)
+	order, lcpN := compareFrom(nk, key, 0)
+	// The comparisons of the levels below are memoized by node (a node met
+	// on the level below is not compared again), starting with N's.
+	var lastPrev, lastSucc, succMeta uint64
+	lcp, side := 0, 1
+	if order > 0 {
 		if p := sp.prev[0]; p != m.head {
 			if order, _ := compareFrom(m.key(p), key, 0); order >= 0 {
 				return 0
 			}
 		}
-		side = -1
-		for level := range levels {
-			prev[level], succ[level] = sp.prev[level], sp.next[level]
-			if level < sp.height {
-				succ[level] = sp.node
-			}
-		}
+		side, lastSucc, succMeta = -1, sp.node, linkMeta(lcpN, nk[lcpN])
 	} else {
 		if nx := sp.next[0]; nx != 0 {
 			if order, _ := compareFrom(m.key(nx), key, 0); order <= 0 {
 				return 0
 			}
 		}
-		for level := range levels {
-			prev[level], succ[level] = sp.prev[level], sp.next[level]
-			if level < sp.height {
-				prev[level] = sp.node
+		lastPrev, lcp = sp.node, lcpN
+	}
+	// At each level the new node is linked on, the nodes before and after
+	// it, the latter as a link, as search leaves it.
+	for level := range min(h, top) {
+		p, nx := sp.prev[level], sp.next[level]
+		if level < sp.height {
+			if side < 0 {
+				nx = sp.node
+			} else {
+				p = sp.node
 			}
 		}
-	}
-	// Annotate: succ becomes links, as search leaves it. A node met on the
-	// level below is not compared again.
-	var lastPrev, lastSucc, succMeta uint64
-	lcp := 0
-	for level := range levels {
-		if p := prev[level]; level == 0 || p != lastPrev {
+		if p != lastPrev {
 			lastPrev, lcp = p, 0
 			if p != m.head {
 				_, lcp = compareFrom(m.key(p), key, 0)
 			}
 		}
-		prevLCP[level] = lcp
-		if nx := succ[level]; nx != 0 {
-			if level == 0 || nx != lastSucc {
-				nk := m.key(nx)
-				_, d := compareFrom(nk, key, 0)
-				lastSucc, succMeta = nx, linkMeta(d, nk[d])
+		prev[level], prevLCP[level], succ[level] = p, lcp, 0
+		if nx != 0 {
+			if nx != lastSucc {
+				k := m.key(nx)
+				_, d := compareFrom(k, key, 0)
+				lastSucc, succMeta = nx, linkMeta(d, k[d])
 			}
 			succ[level] = succMeta | slotOf(0, nx)
 		}
