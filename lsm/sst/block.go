@@ -87,8 +87,9 @@ type blockIter struct {
 	valid       bool
 	err         error
 
-	key []byte // the current key, built from the shared prefixes
-	cur Row    // the current row: its Key is key, its Value aliases data
+	key    []byte // the current key, built from the shared prefixes
+	shared int    // how many leading bytes key shares with the key before it
+	cur    Row    // the current row: its Key is key, its Value aliases data
 }
 
 // init points the iterator at a block, reusing its key buffer. It validates
@@ -145,24 +146,41 @@ func (it *blockIter) decodeAt(off int) bool {
 		return false
 	}
 	b := it.data[:it.restarts]
-	shared, p := uvarintAt(b, off)
-	unshared, p := uvarintAt(b, p)
-	vlen, p := uvarintAt(b, p)
+	var shared, unshared, vlen uint64
+	var p int
+	if h := b[off:min(off+3, len(b))]; len(h) == 3 && h[0]|h[1]|h[2] < 0x80 {
+		// The usual entry: a shared and an unshared length and a value
+		// length of one byte each.
+		shared, unshared, vlen, p = uint64(h[0]), uint64(h[1]), uint64(h[2]), off+3
+	} else {
+		shared, p = uvarintAt(b, off)
+		unshared, p = uvarintAt(b, p)
+		vlen, p = uvarintAt(b, p)
+	}
 	if p < 0 || shared > uint64(len(it.key)) || unshared > uint64(len(b)-p) {
 		return it.fail(errBadEntry)
 	}
 	it.key = append(it.key[:shared], b[p:p+int(unshared)]...)
+	it.shared = int(shared)
 	seq, p := uvarintAt(b, p+int(unshared))
 	if p < 0 || p >= len(b) || b[p] > byte(KindPut) {
 		return it.fail(errBadEntry)
 	}
 	kind := Kind(b[p])
-	expireAt, p := varintAt(b, p+1)
-	if p < 0 || vlen > uint64(len(b)-p) {
+	var expireAt int64
+	if p+1 < len(b) && b[p+1] == 0 {
+		p += 2 // no expiry: most rows
+	} else if expireAt, p = varintAt(b, p+1); p < 0 {
+		return it.fail(errBadEntry)
+	}
+	if vlen > uint64(len(b)-p) {
 		return it.fail(errBadEntry)
 	}
 	end := p + int(vlen)
-	it.cur = Row{Key: it.key, Seq: seq, Kind: kind, ExpireAt: expireAt, Value: b[p:end:end]}
+	// Field by field: a composite literal built the row aside and copied
+	// it, a sixth of a row's decoding.
+	r := &it.cur
+	r.Key, r.Seq, r.Kind, r.ExpireAt, r.Value = it.key, seq, kind, expireAt, b[p:end:end]
 	it.offset = off
 	it.next = end
 	it.valid = true

@@ -24,10 +24,11 @@ type ConcatIter struct {
 	lower, upper []byte // nil for none; upper exclusive
 	idx          int
 	cur          Iterator
+	skip         KeySkipper // cur's, nil when it has none
 	err          error
 }
 
-var _ Iterator = (*ConcatIter)(nil)
+var _ KeySkipper = (*ConcatIter)(nil)
 
 // NewConcatIter returns an iterator over parts in order, within [lower,
 // upper) (nil: unbounded).
@@ -48,7 +49,7 @@ func (c *ConcatIter) open(i int) bool {
 		if err := c.cur.Close(); err != nil && c.err == nil {
 			c.err = err
 		}
-		c.cur = nil
+		c.cur, c.skip = nil, nil
 	}
 	c.idx = i
 	if i >= c.n || c.err != nil {
@@ -64,6 +65,7 @@ func (c *ConcatIter) open(i int) bool {
 		return false
 	}
 	c.cur = it
+	c.skip, _ = it.(KeySkipper)
 	return true
 }
 
@@ -121,6 +123,19 @@ func (c *ConcatIter) Next() bool {
 		return false
 	}
 	return c.skipEmpty(c.cur.Next())
+}
+
+// SkipKey moves past the remaining versions of key, the current row's key.
+// The parts' key ranges are disjoint, so the versions all lie in the
+// current part.
+func (c *ConcatIter) SkipKey(key []byte) bool {
+	if c.skip == nil {
+		if c.cur == nil {
+			return false
+		}
+		return c.skipEmpty(stepPast(c.cur, key))
+	}
+	return c.skipEmpty(c.skip.SkipKey(key))
 }
 
 func (c *ConcatIter) Valid() bool  { return c.cur != nil && c.cur.Valid() }

@@ -26,7 +26,7 @@ const (
 
 var errIterClosed = errors.New("sst: iterator closed")
 
-var _ Iterator = (*TableIter)(nil)
+var _ KeySkipper = (*TableIter)(nil)
 
 // TableIter is a two-level iterator: the index chooses data blocks, a
 // blockIter walks one of them. It never loads a block whose rows all lie
@@ -142,6 +142,20 @@ func (it *TableIter) Next() bool {
 		return it.blockDone()
 	}
 	return it.checkRow()
+}
+
+// SkipKey moves past the remaining versions of key, the current row's key.
+// A row's key is stored after the prefix it shares with the row before it,
+// so while the rows are versions of key, only the bytes after that prefix
+// need comparing; a block's first row shares none.
+func (it *TableIter) SkipKey(key []byte) bool {
+	for it.Next() {
+		k, n := it.bi.key, it.bi.shared
+		if len(k) != len(key) || !bytes.Equal(k[n:], key[n:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // start loads the index on first use. It reports false (and sets the

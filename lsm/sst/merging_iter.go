@@ -27,6 +27,9 @@ type MergingIter struct {
 	kid int
 	// alone: the top's key is below every other child's key.
 	alone bool
+	// group: at holds the heap indexes of every child at the top's key,
+	// as the last SkipKey left them (see inStep); false when unknown.
+	group bool
 
 	// Room for the heap and at of a merge of a few children, so that
 	// making one (once per scan) is one allocation.
@@ -107,7 +110,7 @@ func (m *MergingIter) Init(children []Iterator) {
 // positioned; ok reports whether every child positioned without error.
 func (m *MergingIter) rebuild() bool {
 	m.h = m.h[:0]
-	m.kid, m.alone = 0, false
+	m.kid, m.alone, m.group = 0, false, false
 	for _, c := range m.children {
 		if c.Valid() {
 			skip, _ := c.(KeySkipper)
@@ -158,6 +161,7 @@ func (m *MergingIter) Next() bool {
 // the child is still positioned. It loads the child's key even when the
 // child is alone (Next does not).
 func (m *MergingIter) moved(ok bool) bool {
+	m.group = false
 	top := &m.h[0]
 	if ok {
 		top.load()
@@ -216,29 +220,32 @@ func (m *MergingIter) SkipKey(key []byte) bool {
 	if m.alone { // no other child is at key (see stays)
 		return m.moved(skipChild(&m.h[0], key))
 	}
-	// The children at key are the top and a subtree under it (no child's
-	// key is below its parent's); a walk level by level finds them in
-	// index order. The current row is the top's, at key; a lone top's
-	// loaded key may be stale (Next does not load it), so it is not
-	// compared.
-	at := append(m.at[:0], 0)
-	for j := 0; j < len(at); j++ {
-		for c := 2*at[j] + 1; c <= 2*at[j]+2 && c < len(m.h); c++ {
-			if bytes.Equal(m.h[c].key, key) {
-				at = append(at, c)
+	at := m.at
+	if !m.group {
+		// The children at key are the top and a subtree under it (no
+		// child's key is below its parent's); a walk level by level
+		// finds them in index order. The current row is the top's, at
+		// key; a lone top's loaded key may be stale (Next does not load
+		// it), so it is not compared.
+		at = append(m.at[:0], 0)
+		for j := 0; j < len(at); j++ {
+			for c := 2*at[j] + 1; c <= 2*at[j]+2 && c < len(m.h); c++ {
+				if bytes.Equal(m.h[c].key, key) {
+					at = append(at, c)
+				}
 			}
 		}
-	}
-	m.at = at
-	if len(at) == 1 {
-		return m.moved(skipChild(&m.h[0], key))
+		m.at = at
+		if len(at) == 1 {
+			return m.moved(skipChild(&m.h[0], key))
+		}
 	}
 	// Several versions of key, in as many children (a key rewritten since
 	// its older versions were flushed): move them all, then sift them
 	// down, the deepest first. Their keys only grew, so each sift finds
 	// heaps below it, and the heap is whole again after one pass, where
 	// a sift from the top per version compared keys twice per level.
-	m.kid, m.alone = 0, false
+	m.kid, m.alone, m.group = 0, false, false
 	exhausted := false
 	for _, i := range at {
 		x := &m.h[i]
@@ -269,8 +276,49 @@ func (m *MergingIter) SkipKey(key []byte) bool {
 		}
 		return len(m.h) > 0
 	}
+	if m.inStep(at) {
+		m.group = true
+		return true
+	}
 	for j := len(at) - 1; j >= 0; j-- {
 		m.down(at[j])
+	}
+	return true
+}
+
+// inStep reports whether the children at, just moved past the key they
+// shared, all came to one key, in the order of their seqs as they stand,
+// and below every other child: then the heap is in order as it is and at
+// is still the set of children at the top's key. A list's elements
+// rewritten in the memtable over older versions in a few SSTs move so,
+// key after key; seeing it costs a key comparison per child, where the
+// sifts compared twice per level and the next SkipKey looked for the set
+// again.
+func (m *MergingIter) inStep(at []int) bool {
+	h := m.h
+	if len(h) > 64 {
+		return false
+	}
+	top := &h[0]
+	in := uint64(1)
+	for _, i := range at[1:] {
+		x, parent := &h[i], &h[(i-1)/2]
+		if x.seq > parent.seq || !bytes.Equal(x.key, top.key) {
+			return false
+		}
+		in |= 1 << i
+	}
+	if len(at) == len(h) {
+		return true
+	}
+	// The other children hanging from the set: each heads a heap of
+	// keys at or above its own.
+	for _, i := range at {
+		for c := 2*i + 1; c <= 2*i+2 && c < len(h); c++ {
+			if in&(1<<c) == 0 && bytes.Compare(top.key, h[c].key) >= 0 {
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -295,6 +343,6 @@ func (m *MergingIter) Close() error {
 	}
 	clear(m.h)
 	m.h = m.h[:0]
-	m.kid, m.alone = 0, false
+	m.kid, m.alone, m.group = 0, false, false
 	return m.err
 }

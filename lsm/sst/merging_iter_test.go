@@ -2,6 +2,7 @@ package sst
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -40,35 +41,21 @@ func (s *skippingSliceIter) SkipKey(key []byte) bool {
 // each step must land on the row the sorted whole has next (Next) or on the
 // newest version of the next key (SkipKey).
 func TestMergingIterSkipKey(t *testing.T) {
-	for seed := range uint64(200) {
+	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		runs := seed%2 == 1
+		runs, layers := seed%3 == 1, seed%3 == 2
 		keySpace := 1 + rng.IntN(40)
 		if runs {
 			keySpace = 1 + rng.IntN(1000)
 		}
-		all := sortedRows(rng, 1+rng.IntN(300), keySpace)
 		nChildren := 1 + rng.IntN(9) // up to 4 heap levels
-		// Rows go to random children, or in runs of up to 40 keys to one
-		// child, as a collection's keys lie in memtables and SSTs: a run
-		// is what keeps the top below its heap children for many steps.
-		// (An older version goes to another child now and then.)
-		parts := make([][]Row, nChildren)
-		run, left := 0, 0
-		for j, r := range all {
-			i := rng.IntN(nChildren)
-			if runs {
-				if j == 0 || !bytes.Equal(r.Key, all[j-1].Key) {
-					if left == 0 {
-						run, left = rng.IntN(nChildren), 1+rng.IntN(40)
-					}
-					left--
-				}
-				if rng.IntN(8) != 0 {
-					i = run
-				}
-			}
-			parts[i] = append(parts[i], r)
+		var all []Row
+		var parts [][]Row
+		if layers {
+			all, parts = layeredRows(rng, 1+rng.IntN(100), nChildren)
+		} else {
+			all = sortedRows(rng, 1+rng.IntN(300), keySpace)
+			parts = spread(rng, all, nChildren, runs)
 		}
 		children := make([]Iterator, nChildren)
 		for i, p := range parts {
@@ -108,4 +95,57 @@ func TestMergingIterSkipKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// spread deals the rows of all out to n children: at random, or (runs) in
+// runs of up to 40 keys to one child, as a collection's keys lie in
+// memtables and SSTs: a run is what keeps the top below its heap children
+// for many steps. (An older version goes to another child now and then.)
+func spread(rng *rand.Rand, all []Row, n int, runs bool) [][]Row {
+	parts := make([][]Row, n)
+	run, left := 0, 0
+	for j, r := range all {
+		i := rng.IntN(n)
+		if runs {
+			if j == 0 || !bytes.Equal(r.Key, all[j-1].Key) {
+				if left == 0 {
+					run, left = rng.IntN(n), 1+rng.IntN(40)
+				}
+				left--
+			}
+			if rng.IntN(8) != 0 {
+				i = run
+			}
+		}
+		parts[i] = append(parts[i], r)
+	}
+	return parts
+}
+
+// layeredRows writes keys keys over n children as a list rewritten in
+// layers: most keys have a version in every child, the first child's the
+// newest, so the children move past key after key in step. Now and then a
+// child lacks a key, or holds a version newer than the child before it.
+func layeredRows(rng *rand.Rand, keys, n int) (all []Row, parts [][]Row) {
+	parts = make([][]Row, n)
+	pos := 0
+	for range keys {
+		pos += 1 + rng.IntN(3)
+		key := fmt.Appendf(nil, "l\x00list\x00%08d", pos)
+		first := len(all)
+		for c := range n {
+			if rng.IntN(10) == 0 {
+				continue
+			}
+			seq := uint64(1<<30 - 1000*c)
+			if rng.IntN(12) == 0 {
+				seq += 1500 // newer than the child before it
+			}
+			r := randRow(rng, key, seq)
+			parts[c] = append(parts[c], r)
+			all = append(all, r)
+		}
+		slices.SortFunc(all[first:], func(a, b Row) int { return Compare(a.Key, a.Seq, b.Key, b.Seq) })
+	}
+	return all, parts
 }
