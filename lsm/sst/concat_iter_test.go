@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -63,38 +62,10 @@ func TestSkipKeyThroughRun(t *testing.T) {
 				parts.o.UpperBound = rows[hi].Key
 			}
 		}
-		want := rows[lo:hi]
 		c := NewConcatIter(&parts, parts.o.LowerBound, parts.o.UpperBound)
-		at := 0
-		ok := c.First()
-		for ok {
-			if at >= len(want) {
-				t.Fatalf("seed %d: row %s past the last", seed, fmtRow(*c.Row()))
-			}
-			if got := *c.Row(); !rowEqual(got, want[at]) {
-				t.Fatalf("seed %d: at %d got %s, want %s", seed, at, fmtRow(got), fmtRow(want[at]))
-			}
-			switch r := rng.IntN(20); {
-			case r == 0:
-				target := want[min(at+rng.IntN(30), len(want)-1)].Key
-				at, _ = slices.BinarySearchFunc(want, target, func(r Row, k []byte) int { return bytes.Compare(r.Key, k) })
-				ok = c.SeekGE(target)
-			case r < 6:
-				at++
-				ok = c.Next()
-			default:
-				key := bytes.Clone(want[at].Key)
-				for at < len(want) && bytes.Equal(want[at].Key, key) {
-					at++
-				}
-				ok = c.SkipKey(key)
-			}
-		}
+		walkChecked(t, seed, rng, c, rows[lo:hi], 20, 6, 30)
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
-		}
-		if at != len(want) {
-			t.Fatalf("seed %d: the run ended at row %d of %d", seed, at, len(want))
 		}
 	}
 }

@@ -66,34 +66,48 @@ func TestMergingIterSkipKey(t *testing.T) {
 			}
 		}
 		m := NewMergingIter(children)
-		at := 0
-		ok := m.First()
-		for ok {
-			if got := *m.Row(); !rowEqual(got, all[at]) {
-				t.Fatalf("seed %d: at %d got %s, want %s", seed, at, fmtRow(got), fmtRow(all[at]))
-			}
-			switch r := rng.IntN(30); {
-			case r == 0:
-				target := all[min(at+rng.IntN(20), len(all)-1)].Key
-				at, _ = slices.BinarySearchFunc(all, target, func(r Row, k []byte) int { return bytes.Compare(r.Key, k) })
-				ok = m.SeekGE(target)
-			case r < 10:
-				at++
-				ok = m.Next()
-			default:
-				key := bytes.Clone(all[at].Key)
-				for at < len(all) && bytes.Equal(all[at].Key, key) {
-					at++
-				}
-				ok = SkipKey(m, key)
-			}
-		}
-		if at != len(all) {
-			t.Fatalf("seed %d: the merge ended at row %d of %d", seed, at, len(all))
-		}
+		walkChecked(t, seed, rng, m, all, 30, 10, 20)
 		if err := m.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// walkChecked walks it from First, checking each row against want (the
+// rows in order), with a random mix of moves: out of every `of` moves
+// one SeekGE to a key up to span rows ahead, nexts-1 Next and the rest
+// SkipKey. It fails t unless the walk ends after want's last row.
+func walkChecked(t *testing.T, seed uint64, rng *rand.Rand, it Iterator, want []Row, of, nexts, span int) {
+	t.Helper()
+	at := 0
+	for ok := it.First(); ok; {
+		if at >= len(want) {
+			t.Fatalf("seed %d: row %s past the last", seed, fmtRow(*it.Row()))
+		}
+		if got := *it.Row(); !rowEqual(got, want[at]) {
+			t.Fatalf("seed %d: at %d got %s, want %s", seed, at, fmtRow(got), fmtRow(want[at]))
+		}
+		switch r := rng.IntN(of); {
+		case r == 0:
+			target := want[min(at+rng.IntN(span), len(want)-1)].Key
+			at, _ = slices.BinarySearchFunc(want, target, func(r Row, k []byte) int { return bytes.Compare(r.Key, k) })
+			ok = it.SeekGE(target)
+		case r < nexts:
+			at++
+			ok = it.Next()
+		default:
+			key := bytes.Clone(want[at].Key)
+			for at < len(want) && bytes.Equal(want[at].Key, key) {
+				at++
+			}
+			ok = SkipKey(it, key)
+		}
+	}
+	if err := it.Error(); err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if at != len(want) {
+		t.Fatalf("seed %d: the walk ended at row %d of %d", seed, at, len(want))
 	}
 }
 
