@@ -11,6 +11,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -240,6 +241,22 @@ var readmeRunners = map[string]readmeRunner{
 			if !strings.Contains(string(readme), "bench/results/"+e+".md") {
 				t.Errorf("the README's results do not link bench/results/%s.md", e)
 			}
+		}
+	},
+	// Run for real on a short scan (one version per key, 20 scans): the
+	// first line is the count per key, then the functions that make it,
+	// among them the engine's iterator.
+	"scripts/instructions.sh ./lsm 'IterScan/versions=4$' 2000 100": func(t *testing.T, h *readmeHarness, cmd string) {
+		if _, err := exec.LookPath("valgrind"); err != nil && os.Getuid() != 0 {
+			t.Skip("valgrind is not installed, and the script can install it only as root")
+		}
+		out := h.run(t, "scripts/instructions.sh ./lsm 'IterScan/versions=1$' 20 100 10")
+		var n, units int
+		if _, err := fmt.Sscanf(out, "%d instructions per unit (%d units)", &n, &units); err != nil || units != 2000 {
+			t.Fatalf("no count per unit (%v):\n%s", err, out)
+		}
+		if n < 50 || n > 100000 || !strings.Contains(out, "lsm.(*Iterator)") {
+			t.Errorf("%d instructions per scanned key, or no iterator among the functions:\n%s", n, out)
 		}
 	},
 	"scripts/bench.sh quick": func(t *testing.T, h *readmeHarness, cmd string) {

@@ -7,7 +7,7 @@
 # by N times PER (units per iteration, e.g. 100 keys per scan), then
 # prints the total and the functions that differ most.
 #
-#   scripts/instructions.sh PKG BENCH [N] [PER] [TOP]
+#   scripts/instructions.sh PKG BENCH [N] [PER] [TOP]    (PKG from the repository root)
 #   scripts/instructions.sh ./lsm 'IterScan/versions=4$' 2000 100
 #   scripts/instructions.sh ./keyspace 'WriteCommands/^INCR$' 100000
 #
@@ -26,9 +26,13 @@ n=${3:-1000}
 per=${4:-1}
 top=${5:-25}
 
-if ! command -v valgrind >/dev/null; then
-  apt-get install -y valgrind >/dev/null
+if ! command -v valgrind >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  # A fresh container has no package lists: update only when install fails.
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q valgrind >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q valgrind >/dev/null; } || true
 fi
+command -v valgrind >/dev/null || { echo "instructions.sh: valgrind not found (apt-get install valgrind)" >&2; exit 1; }
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
