@@ -199,9 +199,10 @@ func BenchmarkMemtableAdd(b *testing.B) {
 				keys = make([][]byte, 1<<20)
 			}
 			for i := range keys {
-				keys[i] = fmt.Appendf(nil, "h\x00\x00\x00\x05myzset\x00\x00\x00\x01member:%012d", rand.Uint64N(1e12))
 				if mode == "front" {
 					keys[i] = binary.BigEndian.AppendUint64([]byte("l\x00\x00\x00\x06mylist\x00\x00\x00\x01"), uint64(len(keys)-i))
+				} else {
+					keys[i] = fmt.Appendf(nil, "h\x00\x00\x00\x05myzset\x00\x00\x00\x01member:%012d", rand.Uint64N(1e12))
 				}
 			}
 			value := make([]byte, 16)
