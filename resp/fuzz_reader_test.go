@@ -121,3 +121,53 @@ func quotedInline(args [][]byte) []byte {
 	}
 	return append(b, '\r', '\n')
 }
+
+// FuzzShortHeader: wherever the header fast path accepts a line, the
+// general path (the first '\n', then parseHeader) reads the same number
+// from it, unrefused, and ends the line at the same byte; the lines it
+// turns down are the general path's to judge.
+func FuzzShortHeader(f *testing.F) {
+	for _, s := range []string{
+		"3\r\n", "0\r\n", "12\r\nxx", "00\r\n", "-1\r\n", "01\r\n", "5\n", "5\r", "5\rx\n",
+		"123456789012345678\r\n", "1234567890123456789\r\n", "9\r\n\r\n", " 1\r\n", "1 \r\n",
+	} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, at uint8) {
+		i := int(at) % (len(b) + 1)
+		n, next, ok := shortHeader(b, i)
+		if !ok {
+			return
+		}
+		nl := bytes.IndexByte(b[i:], '\n')
+		if nl < 0 {
+			t.Fatalf("%q at %d: accepted a line with no end", b, i)
+		}
+		nl += i
+		v, neg, bad := parseHeader(b[i : nl+1])
+		if neg || bad || v != int64(n) || next != nl+1 {
+			t.Fatalf("%q at %d: fast path %d (next %d), general path %d neg=%v bad=%v (next %d)",
+				b, i, n, next, v, neg, bad, nl+1)
+		}
+	})
+}
+
+// TestShortHeader pins which lines take the fast path: the usual ones.
+func TestShortHeader(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		n    int
+		ok   bool
+	}{
+		{"3\r\n", 3, true}, {"0\r\n", 0, true}, {"12\r\n", 12, true},
+		{"123456789012345678\r\n", 123456789012345678, true},
+		{"1234567890123456789\r\n", 0, false}, // 19 digits: the general path's
+		{"00\r\n", 0, false}, {"01\r\n", 0, false}, {"-1\r\n", 0, false},
+		{"5\n", 0, false}, {"5\r", 0, false}, {"12\r", 0, false}, {"", 0, false},
+	} {
+		n, next, ok := shortHeader([]byte(c.line), 0)
+		if ok != c.ok || ok && (n != c.n || next != len(c.line)) {
+			t.Errorf("shortHeader(%q) = %d, %d, %v; want %d, %d, %v", c.line, n, next, ok, c.n, len(c.line), c.ok)
+		}
+	}
+}

@@ -147,6 +147,12 @@ func peekHeader(b []byte, kind byte) (n int, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != kind {
 		return 0, nil, false
 	}
+	if v, next, ok := shortHeader(b, 1); ok {
+		if v > len(b) {
+			return 0, nil, false
+		}
+		return v, b[next:], true
+	}
 	nl := bytes.IndexByte(b, '\n')
 	if nl < 0 {
 		return 0, nil, false
@@ -287,6 +293,9 @@ func (rd *reader) parse() (args [][]byte, ok, skip bool) {
 // the line has not all arrived; if it is already longer than Redis allows,
 // the stream is refused with tooBig.
 func (rd *reader) header(i int, tooBig string) (n int64, neg, bad bool, next int, whole bool) {
+	if v, next, ok := shortHeader(rd.buf[:rd.end], i+1); ok {
+		return int64(v), false, false, next, true
+	}
 	nl := bytes.IndexByte(rd.buf[i+1:rd.end], '\n')
 	if nl < 0 {
 		if rd.end-i > maxHeaderLine {
@@ -339,6 +348,36 @@ func (rd *reader) overLimit() (args [][]byte, ok, skip bool) {
 func (rd *reader) refuse(msg string) {
 	rd.err = &protocolError{msg}
 	rd.end = rd.start // nothing from the refused frame on is used
+}
+
+// shortHeader parses the header number that starts at b[i] when it has the
+// usual form: "0", or 1 to 18 digits without a leading zero, then "\r\n".
+// next is the offset after the line. Anything else (a sign, a longer
+// number, stray bytes, a line not all read yet) is left to the general
+// path (header, parseHeader), which accepts and refuses as Redis does: on
+// the lines this accepts, the two agree. It reads each byte once, where the
+// general path finds the line's end first and then parses it.
+func shortHeader(b []byte, i int) (n, next int, ok bool) {
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, false
+	}
+	if c := b[i]; b[i+1] == '\r' && b[i+2] == '\n' && '0' <= c && c <= '9' {
+		return int(c - '0'), i + 3, true // one digit: most headers
+	}
+	c := b[i]
+	if c < '1' || c > '9' {
+		return 0, 0, false
+	}
+	n = int(c - '0')
+	j := i + 1
+	for j < len(b) && j-i < 18 && '0' <= b[j] && b[j] <= '9' {
+		n = n*10 + int(b[j]-'0')
+		j++
+	}
+	if j+1 >= len(b) || b[j] != '\r' || b[j+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, j + 2, true
 }
 
 // parseHeader parses the number of a header line ("*12\r\n", "$5\r\n")
