@@ -3,36 +3,44 @@ package sst
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // blockWriter builds one data block (format.go: "Data block").
 type blockWriter struct {
 	buf      []byte
 	restarts []uint32
-	prevKey  []byte
 	counter  int // entries since the last restart point
 	entries  int
 }
 
-// add appends r. restartInterval is at least 1.
-func (w *blockWriter) add(r Row, restartInterval int) {
-	shared := 0
+// add appends r, which shares its first shared bytes with the key of the
+// row added before it (the caller's to work out: the builder compares the
+// two keys once for the order check, the filter and this). restartInterval
+// is at least 1.
+func (w *blockWriter) add(r Row, shared, restartInterval int) {
 	if w.entries == 0 || w.counter >= restartInterval {
 		w.restarts = append(w.restarts, uint32(len(w.buf)))
 		w.counter = 0
-	} else {
-		shared = commonPrefix(w.prevKey, r.Key)
+		shared = 0
 	}
 	unshared := r.Key[shared:]
-	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(unshared)))
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(r.Value)))
+	if shared|len(unshared)|len(r.Value) < 0x80 { // three one-byte uvarints
+		w.buf = append(w.buf, byte(shared), byte(len(unshared)), byte(len(r.Value)))
+	} else {
+		w.buf = binary.AppendUvarint(w.buf, uint64(shared))
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(unshared)))
+		w.buf = binary.AppendUvarint(w.buf, uint64(len(r.Value)))
+	}
 	w.buf = append(w.buf, unshared...)
 	w.buf = binary.AppendUvarint(w.buf, r.Seq)
-	w.buf = append(w.buf, byte(r.Kind))
-	w.buf = binary.AppendVarint(w.buf, r.ExpireAt)
+	if r.ExpireAt == 0 { // most rows: its varint is one zero byte
+		w.buf = append(w.buf, byte(r.Kind), 0)
+	} else {
+		w.buf = append(w.buf, byte(r.Kind))
+		w.buf = binary.AppendVarint(w.buf, r.ExpireAt)
+	}
 	w.buf = append(w.buf, r.Value...)
-	w.prevKey = append(w.prevKey[:0], r.Key...)
 	w.counter++
 	w.entries++
 }
@@ -53,7 +61,6 @@ func (w *blockWriter) finish() []byte {
 func (w *blockWriter) reset() {
 	w.buf = w.buf[:0]
 	w.restarts = w.restarts[:0]
-	w.prevKey = w.prevKey[:0]
 	w.counter = 0
 	w.entries = 0
 }
@@ -63,15 +70,19 @@ func (w *blockWriter) reset() {
 const maxEntryOverhead = 3*binary.MaxVarintLen64 + binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 4
 
 func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
 	i := 0
-	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
-		i += 8
+	for len(a) >= 8 && len(b) >= 8 {
+		if x := binary.LittleEndian.Uint64(a) ^ binary.LittleEndian.Uint64(b); x != 0 {
+			return i + bits.TrailingZeros64(x)/8 // the first byte that differs
+		}
+		a, b, i = a[8:], b[8:], i+8
 	}
-	for i < n && a[i] == b[i] {
-		i++
+	n := min(len(a), len(b))
+	j := 0
+	for j < n && a[j] == b[j] {
+		j++
 	}
-	return i
+	return i + j
 }
 
 // blockIter walks the rows of one decoded data block. Row slices alias the

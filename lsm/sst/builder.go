@@ -136,7 +136,8 @@ func (b *Builder) Add(r Row) error {
 	if b.err != nil {
 		return b.err
 	}
-	if err := b.check(r); err != nil {
+	shared, err := b.check(r)
+	if err != nil {
 		return err
 	}
 	// Cut early rather than let a large row push a block past maxBlockLen.
@@ -146,8 +147,10 @@ func (b *Builder) Add(r Row) error {
 	if b.block.entries == 0 {
 		b.firstKey = append(b.firstKey[:0], r.Key...)
 	}
-	b.block.add(r, b.o.RestartInterval)
-	if b.o.BloomBitsPerKey > 0 && (b.stats.Entries == 0 || !bytes.Equal(r.Key, b.lastKey)) {
+	b.block.add(r, shared, b.o.RestartInterval)
+	// A row whose key is all shared with the row before it, and sorts
+	// after it, is a version of the same key: the filter has it already.
+	if b.o.BloomBitsPerKey > 0 && (b.stats.Entries == 0 || shared < len(r.Key)) {
 		b.hashes = append(b.hashes, bloomHash(r.Key))
 	}
 	b.addStats(r)
@@ -173,27 +176,41 @@ func (b *Builder) Add(r Row) error {
 // each time; how it yields is the Pacer's choice.
 const yieldRows = 256
 
-func (b *Builder) check(r Row) error {
+// check refuses a row that cannot follow the rows added so far, and
+// returns how many leading bytes its key shares with the last row's: one
+// pass over the two keys decides their order, whether they are the same
+// user key (one filter entry) and the block's prefix compression.
+func (b *Builder) check(r Row) (shared int, err error) {
 	if r.Kind != KindPut && r.Kind != KindDelete {
-		return fmt.Errorf("sst: invalid row kind %d", r.Kind)
+		return 0, fmt.Errorf("sst: invalid row kind %d", r.Kind)
 	}
 	if len(r.Key)+len(r.Value) > maxRowLen {
-		return fmt.Errorf("sst: row of %d bytes exceeds the limit of %d", len(r.Key)+len(r.Value), maxRowLen)
+		return 0, fmt.Errorf("sst: row of %d bytes exceeds the limit of %d", len(r.Key)+len(r.Value), maxRowLen)
 	}
 	if b.stats.Entries == 0 {
-		return nil
+		return 0, nil
 	}
+	shared = commonPrefix(b.lastKey, r.Key)
 	if b.o.Unordered {
 		if r.Seq < b.lastSeq {
-			return fmt.Errorf("sst: seq %d after seq %d in an unordered object", r.Seq, b.lastSeq)
+			return 0, fmt.Errorf("sst: seq %d after seq %d in an unordered object", r.Seq, b.lastSeq)
 		}
-		return nil
+		return shared, nil
 	}
-	if Compare(r.Key, r.Seq, b.lastKey, b.lastSeq) <= 0 {
-		return fmt.Errorf("sst: row (%q, seq %d) not after (%q, seq %d)",
+	var after bool
+	switch last := b.lastKey; {
+	case shared < len(last) && shared < len(r.Key):
+		after = r.Key[shared] > last[shared]
+	case shared == len(last) && shared == len(r.Key): // the same user key
+		after = r.Seq < b.lastSeq
+	default: // one key is a prefix of the other: the shorter sorts first
+		after = shared == len(last)
+	}
+	if !after {
+		return 0, fmt.Errorf("sst: row (%q, seq %d) not after (%q, seq %d)",
 			shortKey(r.Key), r.Seq, shortKey(b.lastKey), b.lastSeq)
 	}
-	return nil
+	return shared, nil
 }
 
 // shortKey keeps error messages bounded for large keys.

@@ -34,6 +34,8 @@ func randValue(rng *rand.Rand) []byte {
 		n = 0
 	case 1:
 		n = 2000 + rng.IntN(9000) // larger than small blocks
+	case 2:
+		n = 64 + rng.IntN(400) // lengths of one and of two varint bytes
 	default:
 		n = rng.IntN(64)
 	}
