@@ -39,14 +39,19 @@ func memberSuffix(m []byte) []byte { return appendMemberSuffix(nil, m) }
 // appendMemberSuffix appends the suffix of member m's row to dst.
 func appendMemberSuffix(dst, m []byte) []byte { return append(append(dst, zsetMemberTag), m...) }
 
-func scoreSuffix(score float64, m []byte) []byte {
+func scoreSuffix(score float64, m []byte) []byte { return appendScoreSuffix(nil, score, m) }
+
+// appendScoreSuffix appends the suffix of the score row of member m at
+// score to dst.
+func appendScoreSuffix(dst []byte, score float64, m []byte) []byte {
 	s := encodeScore(score)
-	return append(append([]byte{zsetScoreTag}, s[:]...), m...)
+	return append(append(append(dst, zsetScoreTag), s[:]...), m...)
 }
 
 // score returns the score of member m, if present.
 func (c *collection) score(ctx context.Context, m []byte) (float64, bool, error) {
-	v, ok, err := c.get(ctx, memberSuffix(m))
+	var sbuf [64]byte // the suffix of a short member, on the stack
+	v, ok, err := c.get(ctx, appendMemberSuffix(sbuf[:0], m))
 	if err != nil || !ok {
 		return 0, false, err
 	}
@@ -56,11 +61,15 @@ func (c *collection) score(ctx context.Context, m []byte) (float64, bool, error)
 
 // setScore adds to b the rows of m at score, replacing old if had.
 func (c *collection) setScore(b *lsm.Batch, m []byte, score, old float64, had bool) {
+	// The suffixes and the value of a short member are built on the stack:
+	// the batch copies them.
+	var sbuf [64]byte
+	var vbuf [8]byte
 	if had {
-		c.deleteElem(b, scoreSuffix(old, m))
+		c.deleteElem(b, appendScoreSuffix(sbuf[:0], old, m))
 	}
-	c.putElem(b, memberSuffix(m), appendScoreValue(nil, score))
-	c.putElem(b, scoreSuffix(score, m), nil)
+	c.putElem(b, appendMemberSuffix(sbuf[:0], m), appendScoreValue(vbuf[:0], score))
+	c.putElem(b, appendScoreSuffix(sbuf[:0], score, m), nil)
 }
 
 // ZAdd adds or updates members as ZADD does and returns the number added
@@ -86,7 +95,12 @@ func (s *Store) ZAdd(ctx context.Context, db int, key []byte, o ZAddOptions, pai
 	b := lsm.NewBatch()
 	defer b.Release()
 	var added, changed int64
-	pending := map[string]float64{} // scores set earlier in this command
+	// The scores set earlier in this command, for a member named twice;
+	// a ZADD of one member needs none.
+	var pending map[string]float64
+	if len(pairs) > 1 {
+		pending = make(map[string]float64, len(pairs))
+	}
 	for _, p := range pairs {
 		p.Score = canonicalScore(p.Score)
 		old, had := pending[string(p.Member)]
@@ -106,7 +120,9 @@ func (s *Store) ZAdd(ctx context.Context, db int, key []byte, o ZAddOptions, pai
 			added++
 		}
 		c.setScore(b, p.Member, p.Score, old, had)
-		pending[string(p.Member)] = p.Score
+		if pending != nil {
+			pending[string(p.Member)] = p.Score
+		}
 	}
 	c.meta.Count += added
 	if o.CH {

@@ -68,6 +68,12 @@ func BenchmarkHSetPipelined(b *testing.B) {
 	})
 }
 
+func BenchmarkZAddPipelined(b *testing.B) {
+	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
+		return []string{"ZADD", "myzset", fmt.Sprint(i % 1000), fmt.Sprintf("element:%06d", i%100000)}
+	})
+}
+
 func BenchmarkGetPipelined(b *testing.B) {
 	benchPipeline(b, Config{AppendFsync: "everysec"}, 16, func(i int) []string {
 		return []string{"GET", fmt.Sprintf("key:%06d", i%100000)}

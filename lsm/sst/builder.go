@@ -122,6 +122,16 @@ func NewBuilder(o BuilderOptions) *Builder {
 		b.out = append(make([]byte, 0, need), o.Prefix...)
 	}
 	b.o.Prefix, b.o.Buf = nil, nil // out holds them
+	// A block's buffer is made once at the size a block is cut at (less
+	// for an object expected to be smaller), rather than grown from empty
+	// by doubling: a copy per growth, in every WAL object and SST.
+	if o.SizeHint > 0 || !o.Unordered {
+		size := o.BlockSize
+		if o.SizeHint > 0 {
+			size = min(size, o.SizeHint)
+		}
+		b.block.buf = make([]byte, 0, size+maxEntryOverhead)
+	}
 	return b
 }
 
