@@ -51,6 +51,10 @@ type command struct {
 	group   string // COMMAND DOCS: string, list, ...
 
 	id int // index in the table, for per-command statistics
+	// subs is the command's subcommands and their arity, for a container
+	// command (subcommandArity), else nil: set with the table, so that
+	// the dispatcher does not look the name up for every command.
+	subs map[string]int
 }
 
 // keysOf returns the keys a command names, per its table row.
@@ -112,6 +116,7 @@ func buildTable(groups ...[]*command) map[string]*command {
 				panic("resp: command " + c.name + " defined twice")
 			}
 			c.id = len(commandList)
+			c.subs = subcommandArity[c.name]
 			commandList = append(commandList, c)
 			t[c.name] = c
 			t[strings.ToUpper(c.name)] = c

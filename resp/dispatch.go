@@ -106,7 +106,7 @@ func (c *client) refusal(cmd *command, args [][]byte) string {
 		return errArity(cmd.name)
 	}
 	name := cmd.name
-	if subs := subcommandArity[cmd.name]; subs != nil && len(args) >= 2 {
+	if subs := cmd.subs; subs != nil && len(args) >= 2 {
 		sub := strings.ToLower(string(args[1]))
 		arity, ok := subs[sub]
 		if !ok {
