@@ -123,10 +123,11 @@ func NewBuilder(o BuilderOptions) *Builder {
 	}
 	b.o.Prefix, b.o.Buf = nil, nil // out holds them
 	// A block's buffer is made once at the size a block is cut at (less
-	// for an object expected to be smaller), rather than grown from empty
-	// by doubling: a copy per growth, in every WAL object and SST.
-	if o.SizeHint > 0 || !o.Unordered {
-		size := o.BlockSize
+	// for an object expected to be smaller, and at most 64 KiB up front),
+	// rather than grown from empty by doubling: a copy per growth, in
+	// every WAL object and SST.
+	if b.err == nil && (o.SizeHint > 0 || !o.Unordered) {
+		size := min(o.BlockSize, 64<<10)
 		if o.SizeHint > 0 {
 			size = min(size, o.SizeHint)
 		}

@@ -355,6 +355,12 @@ func TestBuilderRejectsOutOfOrder(t *testing.T) {
 	if _, _, err := NewBuilder(BuilderOptions{Compression: 9}).Finish(); err == nil {
 		t.Fatal("invalid compression accepted")
 	}
+	// Bad sizes are refused by Add and Finish, not a panic in NewBuilder.
+	for _, o := range []BuilderOptions{{BlockSize: -1000}, {BlockSize: -1000, SizeHint: 10}, {BlockSize: 1 << 30}} {
+		if err := NewBuilder(o).Add(put("a", 1)); err == nil {
+			t.Fatalf("block size %d accepted", o.BlockSize)
+		}
+	}
 	b := NewBuilder(BuilderOptions{})
 	if _, _, err := b.Finish(); err != nil {
 		t.Fatal(err)
