@@ -13,8 +13,10 @@
 #
 # The benchmark runs with GOMAXPROCS=1 (valgrind runs one thread at a
 # time; more Ps spin in the scheduler), GOGC=off (no collection cycles
-# landing differently in the two runs) and async preemption off
-# (callgrind and cachegrind mishandle its signals). Background work of the
+# landing differently in the two runs), async preemption off
+# (callgrind and cachegrind mishandle its signals) and heap profiling off
+# (it samples allocations at random, and each sample walks the stack: a
+# few hundred thousand instructions that differ from run to run). Background work of the
 # engine (WAL encoding, flushes) is counted where the benchmark causes it.
 # Needs valgrind; installs it with apt-get when missing (root).
 set -euo pipefail
@@ -38,7 +40,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/bench.test" "$pkg"
 for iters in 1 $((n + 1)); do
-  GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no \
+  GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,memprofilerate=0 valgrind --tool=cachegrind --cache-sim=no \
     --cachegrind-out-file="$dir/cg.$iters" "$dir/bench.test" -test.run '^$' \
     -test.bench "$bench" -test.benchtime "${iters}x" >/dev/null 2>&1
 done
