@@ -70,6 +70,16 @@ launch() {
   pid=$!
   echo "$pid" >"$state/$name.pid"
   echo "$1" >"$state/$name.cmd" # for pid_of: the binary the pid must be running
+  # Until the background shell has exec'd nohup, the pid runs this script,
+  # and pid_of would take the component for dead (a loaded machine showed
+  # it: "MinIO exited during startup" 0.3 s in, its log empty). Wait for
+  # the exec, or for the process to end.
+  local args
+  for _ in $(seq 100); do
+    args=$(ps -o args= -p "$pid" 2>/dev/null) || break
+    case $args in *"$1"*) break ;; esac
+    sleep 0.05
+  done
 }
 
 # last_start NAME prints NAME's log from its last start (launch's ==== line).
