@@ -51,28 +51,54 @@ func BenchmarkDelHash(b *testing.B) {
 }
 
 // BenchmarkLRange times LRANGE key 0 99 (redis-benchmark's LRANGE_100) on a
-// list of 10,000 elements in the memtable.
+// list of 10,000 elements: all in the memtable; all flushed to an SST; and
+// with the first 5,000 positions popped and pushed again, so that under
+// the memtable's rows two SSTs hold older versions of them and their
+// deletions (the matrix's LPUSH, LPOP, then LRANGE's own LPUSH).
 //
 //	go test -run '^$' -bench LRange ./keyspace
 func BenchmarkLRange(b *testing.B) {
 	ctx := context.Background()
-	db, s := benchStore(b, Options{})
-	defer db.Close()
-	k := []byte("mylist")
-	for range 100 {
-		vals := make([][]byte, 100)
-		for i := range vals {
-			vals[i] = []byte("xxx")
-		}
-		if _, err := s.LPush(ctx, 0, k, vals...); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for b.Loop() {
-		vals, err := s.LRange(ctx, 0, k, 0, 99)
-		if err != nil || len(vals) != 100 {
-			b.Fatalf("lrange = %d elements, %v", len(vals), err)
-		}
+	for _, layout := range []string{"memtable", "flushed", "reused"} {
+		b.Run(layout, func(b *testing.B) {
+			db, s := benchStore(b, Options{})
+			defer db.Close()
+			k := []byte("mylist")
+			push := func(n int) {
+				vals := make([][]byte, 100)
+				for i := range vals {
+					vals[i] = []byte("xxx")
+				}
+				for range n / 100 {
+					if _, err := s.LPush(ctx, 0, k, vals...); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			flush := func() {
+				if err := db.Flush(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			push(10000)
+			switch layout {
+			case "flushed":
+				flush()
+			case "reused":
+				flush()
+				if _, err := s.LPop(ctx, 0, k, 5000); err != nil {
+					b.Fatal(err)
+				}
+				flush()
+				push(5000)
+			}
+			for b.Loop() {
+				vals, err := s.LRange(ctx, 0, k, 0, 99)
+				if err != nil || len(vals) != 100 {
+					b.Fatalf("lrange = %d elements, %v", len(vals), err)
+				}
+			}
+		})
 	}
 }
 

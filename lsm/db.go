@@ -417,13 +417,47 @@ func (db *DB) getRow(ctx context.Context, key []byte) (r sst.Row, recent, ok boo
 	return r, false, ok && db.live(r), err
 }
 
+// Recent is the memtable taking writes as it stood at one seq: the rows
+// written since it began. A key whose visible row it holds has its newest
+// row there, so a read through Recent touches nothing older (no other
+// memtable, no SST); a key it lacks must be read the full way. It is for
+// reads of rows that were likely just written, a list's newest elements
+// say, which a scan would have merged with every SST's rows in range.
+type Recent struct {
+	db  *DB
+	mem *memtable
+	seq uint64
+}
+
+// Recent returns the memtable taking writes, at the newest visible seq.
+func (db *DB) Recent() Recent {
+	seq := db.visibleSeq.Load() // before the state: every row at or below seq is in it
+	return Recent{db: db, mem: db.state.Load().mem, seq: seq}
+}
+
+// Values sets vals[i] to the value of keys[i], for the first WarmKeys
+// keys, their cache misses overlapped (see Warm), and reports whether r
+// holds a live row of every one of them as its newest row. When it does
+// not, vals means nothing and the keys must be read the full way. The
+// values are shared with the memtable: valid while held, not to be
+// modified.
+func (r Recent) Values(keys, vals [][]byte) bool {
+	n := min(len(keys), WarmKeys)
+	if !r.mem.values(keys[:n], r.seq, r.db.clock.Now, vals[:n]) {
+		return false
+	}
+	r.db.m.gets.Add(uint64(n))
+	return true
+}
+
 // ViewWarm calls fn with the value of key if the memtable taking writes
 // holds it live, and reports whether it did; it never reads an SST. It is
 // for hints that only pay off for what that memtable holds (Warm), which
 // must cost no I/O and count no read: the command behind them reads again.
 // The value is valid only during fn, which must not change it.
 func (db *DB) ViewWarm(key []byte, fn func(value []byte)) bool {
-	r, ok := db.state.Load().mem.get(key, db.visibleSeq.Load())
+	seq := db.visibleSeq.Load() // before the state, as getRow
+	r, ok := db.state.Load().mem.get(key, seq)
 	if !ok || !db.live(r) {
 		return false
 	}

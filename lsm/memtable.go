@@ -523,8 +523,9 @@ func (m *memtable) get(key []byte, readSeq uint64) (sst.Row, bool) {
 // reads usually holds, and enough loads to keep a core's miss buffers busy.
 const WarmKeys = 16
 
-// warm loads, for each of the first WarmKeys keys, the index slot, node and
-// newest version a get of it would load, one phase at a time. A get's
+// warm loads, for each of the first WarmKeys keys, the index slot, node
+// (its first word and the word ending its key, which the lookup compares)
+// and newest version a get of it would load, one phase at a time. A get's
 // loads each need the one before (slot, then node, then version), so it
 // waits for its cache misses one after another; here the loads of a phase
 // are independent of one another, so the core has a phase's misses in
@@ -533,25 +534,79 @@ const WarmKeys = 16
 // slot, or a tag that matches another key) is simply read colder. The loads
 // are atomic so that the compiler keeps them though nothing uses them.
 func (m *memtable) warm(keys [][]byte) {
-	var at [WarmKeys]uint64
+	var hs [WarmKeys]uint64
 	n := min(len(keys), WarmKeys)
+	for i := range n {
+		hs[i] = maphash.Bytes(m.seed, keys[i])
+	}
+	m.warmHashed(hs[:n])
+}
+
+// values sets vals[i] to the value of keys[i] (at most WarmKeys keys),
+// warmed first as warm does, each key hashed once, and reports whether
+// every key's newest row at or below readSeq is here and live at clock time
+// now; it stops at the first that is not, leaving vals meaningless.
+func (m *memtable) values(keys [][]byte, readSeq uint64, now func() int64, vals [][]byte) bool {
+	var hs [WarmKeys]uint64
+	n := min(len(keys), WarmKeys)
+	for i := range n {
+		hs[i] = maphash.Bytes(m.seed, keys[i])
+	}
+	m.warmHashed(hs[:n])
+	for i := range n {
+		nd := m.lookup(keys[i], hs[i])
+		if nd == 0 {
+			return false
+		}
+		v := m.a.load(nd + nodeVersions)
+		for v != 0 && m.seq(v) > readSeq {
+			v = m.older(v)
+		}
+		if v == 0 {
+			return false
+		}
+		rec := m.a.record(v)
+		if sst.Kind(recU32(rec, verKind)) != sst.KindPut {
+			return false
+		}
+		if at := int64(recU64(rec, verExpireAt)); at != 0 && at <= now() {
+			return false
+		}
+		l := int(recU32(rec, verValueLen))
+		vals[i] = rec[verValue : verValue+l : verValue+l]
+	}
+	return true
+}
+
+// warmHashed is warm of the keys whose hashes are hs.
+func (m *memtable) warmHashed(hs []uint64) {
+	var at [WarmKeys]uint64
+	n := len(hs)
 	t := m.index.Load()
 	for i := range n {
-		h := maphash.Bytes(m.seed, keys[i])
+		h := hs[i]
 		s := atomic.LoadUint64(&t.slots[h&t.mask])
 		if s>>slotNodeBits != h&slotTagMask {
 			s = 0
 		}
 		at[i] = slotNode(s)
 	}
+	var ver [WarmKeys]uint64
 	for i := range n {
 		if at[i] != 0 {
-			at[i] = m.a.load(at[i] + nodeVersions)
+			ver[i] = m.a.load(at[i] + nodeVersions)
 		}
 	}
 	for i := range n {
 		if at[i] != 0 {
-			m.a.load(at[i] + verSeq)
+			// The key's last word (records are padded to words) may
+			// be on a line after the node's first.
+			rec := m.a.record(at[i])
+			end := nodeNext + 8*int(recU32(rec, nodeHeight)) + int(recU32(rec, nodeKeyLen))
+			m.a.load(at[i] + uint64(end-1)&^7)
+		}
+		if ver[i] != 0 {
+			m.a.load(ver[i] + verSeq)
 		}
 	}
 }
