@@ -252,7 +252,14 @@ func (db *DB) Write(ctx context.Context, b *Batch) (WriteHandle, error) {
 		return WriteHandle{}, db.mapWALErr(db.wal.Err())
 	}
 	seq := db.seq + 1
-	tick := db.clock.Now()
+	// The batch's tick, which the WAL object and the memtable (so the
+	// SST) record so that a restarted clock starts at or above it: the
+	// clock's last tick, at or above every tick anything in the batch
+	// (an expiry, a collection's version) was computed from, so the wall
+	// clock need not be read per write (a clock read was 1.5-2% of a
+	// pipelined write's CPU). The compaction clock is the manifest's,
+	// read from the wall clock at each flush.
+	tick := db.clock.Last()
 	// The memtable copies the rows first, and the WAL is handed those
 	// copies: they stay unchanged for as long as anything holds them, so
 	// the batch's own bytes are free once Write returns, and a reused batch

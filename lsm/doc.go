@@ -19,7 +19,9 @@
 //     replay_after_wal_id, clock tick) only after its rows are durable in the
 //     WAL and its SST is stored; replay skips rows with seq <= last seq.
 //  6. The clock never goes backwards, across restarts: it is seeded from the
-//     manifest's clock tick and the replayed WAL objects' ticks.
+//     manifest's clock tick and the replayed WAL objects' ticks, and a write
+//     records the clock's last tick, at or above every tick handed out
+//     before it.
 //  7. Opening fences every older writer: the writer epoch is bumped in the
 //     manifest and the next WAL id is claimed with a fence object, so an
 //     older writer can neither store a WAL object nor publish a manifest,

@@ -57,7 +57,7 @@ type memtable struct {
 	rnd       *rand.Rand   // used only by the writer
 	entries   atomic.Int64 // versions
 	maxSeq    atomic.Uint64
-	clockTick atomic.Int64 // newest batch time in the memtable
+	clockTick atomic.Int64 // newest batch tick in the memtable (DB.Write)
 	indexed   int          // keys in the index; the writer's
 	last      splice       // the writer's
 }

@@ -259,9 +259,9 @@ func (b *Builder) addStats(r Row) {
 	}
 }
 
-// SetClockTick records the newest write time (ms) of the object's rows in
-// Stats.ClockTick. The largest value set wins, so callers may report the
-// time of each batch as it is added.
+// SetClockTick records the engine clock's tick (ms) at the newest write of
+// the object's rows in Stats.ClockTick. The largest value set wins, so
+// callers may report the tick of each batch as it is added.
 func (b *Builder) SetClockTick(ms int64) {
 	if ms > b.stats.ClockTick {
 		b.stats.ClockTick = ms

@@ -69,5 +69,5 @@ type Stats struct {
 	Entries           uint64
 	Tombstones        uint64
 	EarliestExpiry    int64 // smallest non-zero ExpireAt, 0 if none
-	ClockTick         int64 // newest write time (ms) of any row in the object
+	ClockTick         int64 // the engine clock (ms) at the object's newest write: its last tick then
 }
