@@ -147,6 +147,8 @@ func peekHeader(b []byte, kind byte) (n int, rest []byte, ok bool) {
 	if len(b) == 0 || b[0] != kind {
 		return 0, nil, false
 	}
+	// Each path refuses a length beyond what b holds in its own type: the
+	// general one before its int64 becomes an int.
 	if v, next, ok := shortHeader(b, 1); ok {
 		if v > len(b) {
 			return 0, nil, false
@@ -361,10 +363,10 @@ func shortHeader(b []byte, i int) (n, next int, ok bool) {
 	if i < 0 || i+2 >= len(b) {
 		return 0, 0, false
 	}
-	if c := b[i]; b[i+1] == '\r' && b[i+2] == '\n' && '0' <= c && c <= '9' {
+	c := b[i]
+	if b[i+1] == '\r' && b[i+2] == '\n' && '0' <= c && c <= '9' {
 		return int(c - '0'), i + 3, true // one digit: most headers
 	}
-	c := b[i]
 	if c < '1' || c > '9' {
 		return 0, 0, false
 	}
