@@ -22,7 +22,10 @@ func (s *Store) KeyStats(ctx context.Context, db int) (keys, expires int64, err 
 		UpperBound: prefixEnd(expiryPrefix(gen)),
 	})
 	for ok := it.First(); ok; ok = it.Next() {
-		expires++
+		if expires++; expires%countCheck == 0 && ctx.Err() != nil {
+			it.Close()
+			return 0, 0, ctx.Err()
+		}
 	}
 	return keys, expires, it.Close()
 }

@@ -245,6 +245,11 @@ func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, c
 	return next, keys, nil
 }
 
+// countCheck is how many rows a count goes between looks at its context:
+// counting a large database takes seconds, and a killed client or a closing
+// server should not wait for it.
+const countCheck = 4096
+
 // DBSize returns the number of keys in database db. It counts the live
 // metadata rows (expired ones are hidden by the engine): O(keys).
 func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
@@ -254,7 +259,10 @@ func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
 	it := s.newIter(ctx, lsm.IterOptions{Prefix: metaPrefix(s.gen(db))})
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
-		n++
+		if n++; n%countCheck == 0 && ctx.Err() != nil {
+			it.Close()
+			return 0, ctx.Err()
+		}
 	}
 	return n, it.Close()
 }

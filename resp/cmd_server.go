@@ -60,6 +60,7 @@ func cmdFlushDB(c *call) {
 	if c.fail(c.st.FlushDB(c.ctx, c.db)) {
 		return
 	}
+	c.s.keysFlushed()
 	c.ok()
 }
 
@@ -70,6 +71,7 @@ func cmdFlushAll(c *call) {
 	if c.fail(c.st.FlushAll(c.ctx)) {
 		return
 	}
+	c.s.keysFlushed()
 	c.ok()
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
 )
 
@@ -102,17 +101,23 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 	case "cpu":
 		return kv("used_cpu_sys", "0.000000", "used_cpu_user", "0.000000")
 	case "keyspace":
+		counts, _, err := s.keyCounts(c.ctx)
+		if err != nil {
+			return nil
+		}
 		var out [][2]string
-		for db := range keyspace.NumDBs {
-			keys, expires, err := s.store.KeyStats(c.ctx, db)
-			if err != nil || keys == 0 {
-				continue
+		for db, n := range counts {
+			if n.keys > 0 {
+				out = append(out, [2]string{fmt.Sprintf("db%d", db), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", n.keys, n.expires)})
 			}
-			out = append(out, [2]string{fmt.Sprintf("db%d", db), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, expires)})
 		}
 		return out
 	case "strata":
-		return append(kv("bucket", cfg.Bucket), FigureFields(s.db.Metrics().Figures())...)
+		age, took, _ := s.keyCount.lastCount()
+		return append(kv("bucket", cfg.Bucket,
+			"keyspace_count_seconds", fmt.Sprintf("%.3f", took.Seconds()),
+			"keyspace_count_age_seconds", fmt.Sprintf("%.3f", age.Seconds())),
+			FigureFields(s.db.Metrics().Figures())...)
 	case "commandstats":
 		var out [][2]string
 		for _, cmd := range commandList {

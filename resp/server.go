@@ -121,6 +121,7 @@ type Server struct {
 	cmdStats  []cmdStat
 	durableMu sync.Mutex
 	replier   replier
+	keyCount  keyCounter
 }
 
 // New returns a Server over store, whose engine is db. The store should be
@@ -135,6 +136,7 @@ func New(db *lsm.DB, store *keyspace.Store, cfg Config) (*Server, error) {
 		db: db, store: store, log: cfg.Logger, pacer: cfg.Pacer, cfg: cfg, ctx: ctx, cancel: cancel,
 		clients: make(map[uint64]*client), started: time.Now(),
 		cmdStats: make([]cmdStat, len(commandList)),
+		keyCount: keyCounter{budget: countBudget, spacing: countSpacing, large: countLarge},
 	}
 	s.lastSave.Store(time.Now().Unix())
 	s.blocked.init()
