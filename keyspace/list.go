@@ -205,18 +205,21 @@ const recentRangeMax = 128
 func (c *collection) recentRange(r lsm.Recent, pos uint64, n int, vals *[recentRangeMax][]byte) (int, bool) {
 	var kbuf [lsm.WarmKeys][256]byte
 	var keys [lsm.WarmKeys][]byte
-	if len(c.prefix())+8 > len(kbuf[0]) {
+	p := len(c.prefix())
+	if p+8 > len(kbuf[0]) {
 		return 0, false
+	}
+	for j := range min(lsm.WarmKeys, n) { // the prefix once; each key then rewrites its position
+		keys[j] = append(kbuf[j][:0], c.prefix()...)
 	}
 	key := func(i, j int) []byte {
-		return binary.BigEndian.AppendUint64(append(kbuf[j][:0], c.prefix()...), pos+uint64(i))
+		return binary.BigEndian.AppendUint64(keys[j][:p], pos+uint64(i))
 	}
-	keys[0] = key(n-1, 0)
-	if !r.Values(keys[:1], vals[n-1:]) {
+	if keys[0] = key(n-1, 0); !r.Values(keys[:1], vals[n-1:]) {
 		return 0, false
 	}
-	for i := 0; i < n; i += lsm.WarmKeys {
-		m := min(lsm.WarmKeys, n-i)
+	for i := 0; i < n-1; i += lsm.WarmKeys { // the last one is read
+		m := min(lsm.WarmKeys, n-1-i)
 		for j := range m {
 			keys[j] = key(i+j, j)
 		}
