@@ -262,6 +262,7 @@ var readmeRunners = map[string]readmeRunner{
 			t.Errorf("%d instructions per scanned key, or no iterator among the functions:\n%s", n, out)
 		}
 	},
+	"scripts/pgo.sh": coveredBy("integration/*_test.go", "TestPGOScript", `"PGO_SECONDS=3"`),
 	"scripts/bench.sh quick": func(t *testing.T, h *readmeHarness, cmd string) {
 		out := h.run(t, "BENCHTIME=10ms GET_KEYS=2000 RECOVERY_BYTES=1048576 COMPACTION_KEYS=20000 "+cmd)
 		if !strings.Contains(out, "strata/pebble") {

@@ -14,6 +14,14 @@ cd "$(dirname "$0")/.."
 
 log() { printf '==> %s\n' "$*"; }
 
+# The tests build without the profile-guided optimization that `go build`
+# applies to the strata binary (cmd/strata/default.pgo, scripts/pgo.sh): the
+# profile changes what the compiler inlines, not what the code does, and
+# with it every dependency of cmd/strata would be compiled twice more (for
+# its test binary and the integration tests' builds), minutes on a fresh
+# machine.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-pgo=off"
+
 missing() {
   if [ "${CI:-}" = true ]; then
     log "error: $1 (CI=true: every test dependency is required)"
