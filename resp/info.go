@@ -113,11 +113,8 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 		}
 		return out
 	case "strata":
-		age, took, _ := s.keyCount.lastCount()
-		return append(kv("bucket", cfg.Bucket,
-			"keyspace_count_seconds", fmt.Sprintf("%.3f", took.Seconds()),
-			"keyspace_count_age_seconds", fmt.Sprintf("%.3f", age.Seconds())),
-			FigureFields(s.db.Metrics().Figures())...)
+		return append(append(kv("bucket", cfg.Bucket), FigureFields(s.db.Metrics().Figures())...),
+			FigureFields(s.KeyCountFigures())...)
 	case "commandstats":
 		var out [][2]string
 		for _, cmd := range commandList {

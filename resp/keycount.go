@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stratakv/strata/keyspace"
+	"github.com/stratakv/strata/lsm"
 )
 
 // Counting a database's keys is a scan of its metadata rows (DBSIZE is
@@ -115,6 +116,19 @@ func (s *Server) countKeys(ctx context.Context, epoch uint64, done chan struct{}
 	close(done)
 	k.mu.Unlock()
 	return counts, err
+}
+
+// KeyCountFigures are INFO keyspace's count figures, for INFO's Strata
+// section and /metrics: how long the last count took, and how old the count
+// INFO serves is (0 while INFO counts afresh).
+func (s *Server) KeyCountFigures() []lsm.Figure {
+	age, took, _ := s.keyCount.lastCount()
+	return []lsm.Figure{
+		{Name: "keyspace_count_seconds", Kind: lsm.Gauge, Value: took.Seconds(),
+			Help: "How long INFO keyspace's last count of the keys took."},
+		{Name: "keyspace_count_age_seconds", Kind: lsm.Gauge, Value: age.Seconds(),
+			Help: "How old the key count INFO keyspace serves is; 0 while it counts afresh."},
+	}
 }
 
 // lastCount says how old the count INFO keyspace would serve is and how

@@ -363,7 +363,7 @@ func serve(f *serverFlags, logger *slog.Logger) error {
 		src.Compactor = comp.Stats
 	}
 	src.Extra = func() []lsm.Figure {
-		var figs []lsm.Figure
+		figs := srv.KeyCountFigures()
 		if dc != nil {
 			figs = append(figs, diskCacheFigures(dc.Stats())...)
 		}
