@@ -101,7 +101,7 @@ func (s *Server) infoSection(c *call, sec string) [][2]string {
 	case "cpu":
 		return kv("used_cpu_sys", "0.000000", "used_cpu_user", "0.000000")
 	case "keyspace":
-		counts, _, err := s.keyCounts(c.ctx)
+		counts, err := s.keyCounts(c.ctx)
 		if err != nil {
 			return nil
 		}

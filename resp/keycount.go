@@ -44,19 +44,19 @@ type keyCounter struct {
 	running chan struct{} // closed when the count under way ends; nil: none
 }
 
-// keyCounts returns the counts INFO keyspace shows, and how old they are.
-func (s *Server) keyCounts(ctx context.Context) ([keyspace.NumDBs]dbCount, time.Duration, error) {
+// keyCounts returns the counts INFO keyspace shows.
+func (s *Server) keyCounts(ctx context.Context) ([keyspace.NumDBs]dbCount, error) {
 	k := &s.keyCount
 	k.mu.Lock()
 	for {
-		if !k.at.IsZero() && k.took > k.budget && k.total >= k.large {
+		if k.serves() {
 			age := time.Since(k.at)
 			if k.running == nil && age > k.took*time.Duration(k.spacing) {
 				s.countInBackground()
 			}
 			counts := k.counts
 			k.mu.Unlock()
-			return counts, age, nil
+			return counts, nil
 		}
 		if k.running == nil {
 			break
@@ -67,15 +67,14 @@ func (s *Server) keyCounts(ctx context.Context) ([keyspace.NumDBs]dbCount, time.
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return [keyspace.NumDBs]dbCount{}, 0, ctx.Err()
+			return [keyspace.NumDBs]dbCount{}, ctx.Err()
 		}
 		k.mu.Lock()
 	}
 	done, epoch := make(chan struct{}), k.epoch
 	k.running = done
 	k.mu.Unlock()
-	counts, err := s.countKeys(ctx, epoch, done)
-	return counts, 0, err
+	return s.countKeys(ctx, epoch, done)
 }
 
 // countInBackground starts a count that INFO does not wait for. The
@@ -122,7 +121,7 @@ func (s *Server) countKeys(ctx context.Context, epoch uint64, done chan struct{}
 // section and /metrics: how long the last count took, and how old the count
 // INFO serves is (0 while INFO counts afresh).
 func (s *Server) KeyCountFigures() []lsm.Figure {
-	age, took, _ := s.keyCount.lastCount()
+	age, took := s.keyCount.lastCount()
 	return []lsm.Figure{
 		{Name: "keyspace_count_seconds", Kind: lsm.Gauge, Value: took.Seconds(),
 			Help: "How long INFO keyspace's last count of the keys took."},
@@ -131,15 +130,21 @@ func (s *Server) KeyCountFigures() []lsm.Figure {
 	}
 }
 
-// lastCount says how old the count INFO keyspace would serve is and how
-// long it took; ok is false when INFO would count afresh.
-func (k *keyCounter) lastCount() (age, took time.Duration, ok bool) {
+// lastCount says how long the last count took and how old the count INFO
+// keyspace would serve is: 0 when INFO would count afresh.
+func (k *keyCounter) lastCount() (age, took time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.at.IsZero() || k.took <= k.budget || k.total < k.large {
-		return 0, k.took, false
+	if !k.serves() {
+		return 0, k.took
 	}
-	return time.Since(k.at), k.took, true
+	return time.Since(k.at), k.took
+}
+
+// serves reports whether INFO serves the last count rather than counting.
+// REQUIRES: k.mu held.
+func (k *keyCounter) serves() bool {
+	return !k.at.IsZero() && k.took > k.budget && k.total >= k.large
 }
 
 // keysFlushed voids the last count: the next INFO counts again.
