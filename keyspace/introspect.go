@@ -17,17 +17,14 @@ func (s *Store) KeyStats(ctx context.Context, db int) (keys, expires int64, err 
 		return 0, 0, err
 	}
 	gen := s.gen(db)
-	it := s.newIter(ctx, lsm.IterOptions{
+	expires, err = countRows(ctx, s.newIter(ctx, lsm.IterOptions{
 		LowerBound: appendExpiryKey(nil, gen, s.db.Now()+1, nil),
 		UpperBound: prefixEnd(expiryPrefix(gen)),
-	})
-	for ok := it.First(); ok; ok = it.Next() {
-		if expires++; expires%countCheck == 0 && ctx.Err() != nil {
-			it.Close()
-			return 0, 0, ctx.Err()
-		}
+	}))
+	if err != nil {
+		return 0, 0, err
 	}
-	return keys, expires, it.Close()
+	return keys, expires, nil
 }
 
 // prefixEnd returns the smallest key above every key with prefix p.

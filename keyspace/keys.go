@@ -250,13 +250,9 @@ func (s *Store) Scan(ctx context.Context, db int, cursor []byte, match string, c
 // server should not wait for it.
 const countCheck = 4096
 
-// DBSize returns the number of keys in database db. It counts the live
-// metadata rows (expired ones are hidden by the engine): O(keys).
-func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
-	if err := checkDB(db); err != nil {
-		return 0, err
-	}
-	it := s.newIter(ctx, lsm.IterOptions{Prefix: metaPrefix(s.gen(db))})
+// countRows counts the rows it shows and closes it, giving up when ctx
+// ends.
+func countRows(ctx context.Context, it *lsm.Iterator) (int64, error) {
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
 		if n++; n%countCheck == 0 && ctx.Err() != nil {
@@ -265,6 +261,15 @@ func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
 		}
 	}
 	return n, it.Close()
+}
+
+// DBSize returns the number of keys in database db. It counts the live
+// metadata rows (expired ones are hidden by the engine): O(keys).
+func (s *Store) DBSize(ctx context.Context, db int) (int64, error) {
+	if err := checkDB(db); err != nil {
+		return 0, err
+	}
+	return countRows(ctx, s.newIter(ctx, lsm.IterOptions{Prefix: metaPrefix(s.gen(db))}))
 }
 
 // RandomKey returns a random key of database db: the first key at or after

@@ -71,8 +71,7 @@ func (s *Server) keyCounts(ctx context.Context) ([keyspace.NumDBs]dbCount, error
 		}
 		k.mu.Lock()
 	}
-	done, epoch := make(chan struct{}), k.epoch
-	k.running = done
+	done, epoch := k.begin()
 	k.mu.Unlock()
 	return s.countKeys(ctx, epoch, done)
 }
@@ -81,9 +80,7 @@ func (s *Server) keyCounts(ctx context.Context) ([keyspace.NumDBs]dbCount, error
 // caller holds k.mu and is a client, so s.conns is above zero and Close
 // waits for the count, which its context ends early.
 func (s *Server) countInBackground() {
-	k := &s.keyCount
-	done, epoch := make(chan struct{}), k.epoch
-	k.running = done
+	done, epoch := s.keyCount.begin()
 	s.conns.Add(1)
 	go func() {
 		defer s.conns.Done()
@@ -91,6 +88,13 @@ func (s *Server) countInBackground() {
 			s.log.Warn("counting keys for INFO keyspace", "err", err)
 		}
 	}()
+}
+
+// begin marks a count as under way: done is closed when it ends, and epoch
+// tells whether a flush came meanwhile. REQUIRES: k.mu held.
+func (k *keyCounter) begin() (done chan struct{}, epoch uint64) {
+	k.running = make(chan struct{})
+	return k.running, k.epoch
 }
 
 // countKeys counts every database and, unless a flush came since epoch,
