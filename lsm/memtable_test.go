@@ -367,7 +367,7 @@ func TestMemIndexGrowth(t *testing.T) {
 func TestMemtablePrefixOrder(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	longEvery := 8
-	if raceEnabled { // comparing 64 KB keys is slow under -race
+	if raceEnabled { // comparing long keys is slow under -race
 		longEvery = 64
 	}
 	alphabet := []byte{0x00, 0x01, 'a', 0xff}
@@ -425,6 +425,7 @@ func TestMemtablePrefixOrder(t *testing.T) {
 		t.Fatalf("level 0 holds %d keys, want %d", i, len(model))
 	}
 
+	var tails [4]int // links by what their tail says
 	for level := 0; level < int(m.height.Load()); level++ {
 		var prev []byte // the head's key
 		for x := m.head; ; {
@@ -438,6 +439,7 @@ func TestMemtablePrefixOrder(t *testing.T) {
 			}
 			_, lcp := compareFrom(prev, y, 0)
 			d, b := int(l>>linkPrefixShift)&linkNoPrefix, byte(l>>linkByteShift)
+			tail, next := (l>>linkTailShift)&3, byte(l>>linkNextShift)
 			switch {
 			case d == linkNoPrefix:
 				if lcp < linkNoPrefix && len(y) > 0 {
@@ -445,9 +447,19 @@ func TestMemtablePrefixOrder(t *testing.T) {
 				}
 			case d != lcp || b != y[lcp]:
 				t.Fatalf("level %d: link to %.20q... says lcp %d byte %#x, want %d %#x", level, y, d, b, lcp, y[lcp])
+			case tail == tailNext && (lcp+1 >= len(y) || next != y[lcp+1]):
+				t.Fatalf("level %d: link to %.20q... (lcp %d) says the next byte is %#x", level, y, lcp, next)
+			case tail == tailEnds && len(y) != lcp+1:
+				t.Fatalf("level %d: link to %.20q... (lcp %d) says it ends after its byte at the lcp", level, y, lcp)
+			case tail == 3:
+				t.Fatalf("level %d: link to %.20q... has tail 3", level, y)
 			}
+			tails[tail]++
 			x, prev = slotNode(l), y
 		}
+	}
+	if tails[tailNext] == 0 || tails[tailEnds] == 0 || tails[tailUnknown] == 0 {
+		t.Fatalf("links by tail (unknown, next, ends): %v; want each kind", tails[:3])
 	}
 
 	probes := slices.Clone(model)
