@@ -240,9 +240,7 @@ func (m *memtable) order(key []byte, c int, l uint64) (less bool, lcp int, meta 
 		case tailNext:
 			next := byte(l >> linkNextShift)
 			switch {
-			case c+1 == len(key): // key is a prefix of y
-				return false, c + 1, linkByteMeta(c+1, next)
-			case next > key[c+1]:
+			case c+1 == len(key) || next > key[c+1]: // key is a prefix of y, or below it
 				return false, c + 1, linkByteMeta(c+1, next)
 			case next < key[c+1]:
 				return true, c + 1, 0

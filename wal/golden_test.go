@@ -32,20 +32,21 @@ func goldenRows() []sst.Row {
 	return rows
 }
 
-// goldenObjects are WAL objects of fixed content, one of each kind: a batch
-// with its blocks stored as they are, and a fence, whose encodings testdata
-// pins byte for byte; and a batch with S2 blocks, which is only decoded
-// (a compressor may change its output within its own format).
-func goldenObjects(t *testing.T) (pinned map[string][]byte, s2 []byte) {
+// goldenObjects are WAL objects of fixed content, by testdata file: a batch
+// with its blocks stored as they are and a fence, whose encodings testdata
+// pins byte for byte (pinned), and a batch with S2 blocks, which is only
+// decoded (a compressor may change its output within its own format).
+func goldenObjects(t *testing.T) (objs map[string][]byte, pinned []string) {
 	h := header{epoch: 9, id: 41}
-	batch, err := encodeBatches(goldenRows(), 0, 1_800_000_000_000, h, sst.CompressionNone)
-	if err != nil {
-		t.Fatal(err)
+	objs = map[string][]byte{"v2-fence.wal": encodeFence(10, 42)}
+	for file, c := range map[string]sst.Compression{"v2-batch.wal": sst.CompressionNone, "v2-batch-s2.wal": sst.CompressionS2} {
+		b, err := encodeBatches(goldenRows(), 0, 1_800_000_000_000, h, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs[file] = b
 	}
-	if s2, err = encodeBatches(goldenRows(), 0, 1_800_000_000_000, h, sst.CompressionS2); err != nil {
-		t.Fatal(err)
-	}
-	return map[string][]byte{"v2-batch.wal": batch, "v2-fence.wal": encodeFence(10, 42)}, s2
+	return objs, []string{"v2-batch.wal", "v2-fence.wal"}
 }
 
 // TestFormatGolden: WAL objects are encoded byte for byte as they were, and
@@ -53,36 +54,30 @@ func goldenObjects(t *testing.T) (pinned map[string][]byte, s2 []byte) {
 // change that fails this must add a version (format.go) that replay keeps
 // reading, as it reads "strtwal1".
 func TestFormatGolden(t *testing.T) {
-	pinned, s2 := goldenObjects(t)
-	if *rewrite {
-		if err := os.WriteFile(filepath.Join("testdata", "v2-batch-s2.wal"), s2, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for file, enc := range pinned {
+	objs, pinned := goldenObjects(t)
+	stored := map[string][]byte{}
+	for file, enc := range objs {
 		path := filepath.Join("testdata", file)
 		if *rewrite {
 			if err := os.WriteFile(path, enc, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		want, err := os.ReadFile(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatalf("%v (run with -rewrite to create it)", err)
 		}
-		if !bytes.Equal(enc, want) {
+		stored[file] = b
+	}
+	for _, file := range pinned {
+		if !bytes.Equal(objs[file], stored[file]) {
 			t.Fatalf("%s: the WAL object encoding changed: add a format version instead", file)
 		}
 	}
 	for _, file := range []string{"v2-batch.wal", "v2-batch-s2.wal"} {
-		batch, err := os.ReadFile(filepath.Join("testdata", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(file, func(t *testing.T) { checkGoldenBatch(t, batch) })
+		t.Run(file, func(t *testing.T) { checkGoldenBatch(t, stored[file]) })
 	}
-	f, _ := os.ReadFile("testdata/v2-fence.wal")
-	if epoch, fence, _, _, err := DecodeObject(f, blob.WALName(42)); err != nil || epoch != 10 || !fence {
+	if epoch, fence, _, _, err := DecodeObject(stored["v2-fence.wal"], blob.WALName(42)); err != nil || epoch != 10 || !fence {
 		t.Fatalf("fence: epoch %d, fence %v, %v; want epoch 10, a fence", epoch, fence, err)
 	}
 }
