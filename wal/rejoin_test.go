@@ -88,3 +88,56 @@ func TestOverlapWaitsForAPutAboutToEnd(t *testing.T) {
 		t.Errorf("batch waited 20ms: wait %v, want none", d)
 	}
 }
+
+// TestRejoinWaitTellsACrowdFromASteadyLoad: past maxRejoinWait, the wait
+// goes on only while batches arrive faster than they did during the PUT
+// (twice that rate): a crowd of released writers still coming back. An
+// open-loop load, whose batches arrive at one rate whatever the WAL does,
+// ends the wait there, instead of adding up to twice a PUT to its writes.
+func TestRejoinWaitTellsACrowdFromASteadyLoad(t *testing.T) {
+	const took = 20 * time.Millisecond
+	w := &Writer{}
+	ack := func(released, pending int) {
+		w.pendingBatches = pending
+		w.finishRejoin(released, took, time.Now())
+	}
+
+	// 22 batches came in during the 20 ms PUT: 2.2 per 2 ms gap.
+	ack(22, 22)
+	if w.rejoinGap != maxRejoinWait || !near(w.rejoinSteady, 2.2) {
+		t.Fatalf("gap %v, steady %.2f per gap; want %v, 2.2", w.rejoinGap, w.rejoinSteady, maxRejoinWait)
+	}
+	if got := w.rejoinBy.Sub(w.rejoinFirm); got != 2*took-maxRejoinWait {
+		t.Fatalf("whole wait %v past the firm part, want %v", got, 2*took-maxRejoinWait)
+	}
+	// Within maxRejoinWait any arrival is progress.
+	w.pendingBatches += 2
+	if !w.rejoinProgressLocked() {
+		t.Fatal("an arrival within maxRejoinWait ended the wait")
+	}
+	// Past it, the same steady trickle is no crowd.
+	w.rejoinFirm = time.Now().Add(-time.Microsecond)
+	w.pendingBatches += 4
+	if w.rejoinProgressLocked() {
+		t.Fatal("4 batches in a gap, at the PUT's own rate of 2.2, kept the wait going")
+	}
+	// A crowd well above it is waited for.
+	w.pendingBatches += 5
+	if !w.rejoinProgressLocked() || w.rejoinSeen != w.pendingBatches {
+		t.Fatalf("5 batches in a gap, above twice the steady 2.2, ended the wait (seen %d)", w.rejoinSeen)
+	}
+
+	// Closed-loop clients: none arrived during the PUT (all were in it), so
+	// any arrival is their return, for up to twice the PUT.
+	ack(500, 0)
+	w.rejoinFirm = time.Now().Add(-time.Microsecond)
+	w.pendingBatches = 1
+	if !w.rejoinProgressLocked() {
+		t.Fatal("a returning writer after maxRejoinWait ended a wait with no steady load")
+	}
+	if w.rejoinProgressLocked() {
+		t.Fatal("a gap with no arrival kept the wait going")
+	}
+}
+
+func near(a, b float64) bool { return a > b-1e-9 && a < b+1e-9 }

@@ -112,11 +112,12 @@ type putResult struct {
 	err     error
 }
 
-// maxRejoinWait bounds how long a flush waits for released writers. A
-// writer behind a network client needs the reply's round trip and the next
-// command's parsing to come back: hundreds of microseconds on a loaded
-// machine, more than the 200µs this once was, which split 50 RESP clients
-// on a 20 ms store into halves of 25 per PUT.
+// maxRejoinWait bounds the quiet gap that ends a wait for released
+// writers, and how long any arrival counts as their return (see
+// rejoinWaitLocked). A writer behind a network client needs the reply's
+// round trip and the next command's parsing to come back: hundreds of
+// microseconds on a loaded machine, more than the 200µs this once was,
+// which split 50 RESP clients on a 20 ms store into halves of 25 per PUT.
 const maxRejoinWait = 2 * time.Millisecond
 
 // Writer appends batches to the WAL with group commit.
@@ -143,6 +144,8 @@ type Writer struct {
 	rejoinBy       time.Time            // the wait's end at the latest
 	rejoinGap      time.Duration        // the wait ends early after this long without a batch
 	rejoinSeen     int                  // pendingBatches when the wait last saw batches arrive
+	rejoinFirm     time.Time            // until then any arrival is progress; after, only a crowd's
+	rejoinSteady   float64              // batches a gap brings at the rate they came during the PUT
 	nextID         uint64               // id of the next object to start
 	ackedID        uint64               // every object below this id is stored (or the writer failed)
 	results        map[uint64]putResult // finished PUTs above ackedID
@@ -529,13 +532,24 @@ func (w *Writer) overlapWaitLocked(lastStart time.Time) time.Duration {
 // as many batches are pending as the last object released plus those
 // already queued makes each PUT carry all N.
 //
-// The wait lasts at most twice the last PUT's time (and maxRejoinWait), and
-// ends sooner once a quarter of that PUT's time passes with no new batch:
-// writers that do not come back (done, or thinking between requests) cost
-// that short gap, while a returning crowd, whose batches keep arriving
-// while the CPU works through them, is waited for. A quarter of the PUT's
-// time as the whole wait left most of 50 busy clients behind on local disk
-// (20 writes per PUT); up to twice it, 34 per PUT and 5-15% more SETs/s.
+// The wait lasts at most twice the last PUT's time, and ends sooner once a
+// quarter of that PUT's time (at most maxRejoinWait) passes with no new
+// batch: writers that do not come back (done, or thinking between
+// requests) cost that short gap, while a returning crowd, whose batches
+// keep arriving while the CPU works through them, is waited for. A quarter
+// of the PUT's time as the whole wait left most of 50 busy clients behind
+// on local disk (20 writes per PUT); up to twice it, 34 per PUT and 5-15%
+// more SETs/s.
+//
+// Past maxRejoinWait, arrivals count as a returning crowd only above the
+// rate batches came in during the PUT (twice it): writers that arrive
+// steadily whatever the WAL does (an open-loop load, clients thinking
+// between requests) are no crowd, and waiting for them would add up to
+// twice a PUT to every write. Before that the wait was capped at
+// maxRejoinWait, which on a store of 20 ms cut the crowd short: 500
+// clients, whose replies and next requests keep two CPUs busy for 10-15
+// ms, came back in time for about 270 of them per PUT, and each write
+// waited for two PUTs.
 // REQUIRES: w.mu held.
 func (w *Writer) rejoinWaitLocked() time.Duration {
 	if w.inflight > 0 || w.closing || w.pendingBatches >= w.rejoinTarget {
@@ -544,11 +558,30 @@ func (w *Writer) rejoinWaitLocked() time.Duration {
 	return min(max(time.Until(w.rejoinBy), 0), w.rejoinGap)
 }
 
+// finishRejoin sets up the wait for the writers that an object stored at
+// now releases: released batches, after a PUT that took took.
+// REQUIRES: w.mu held.
+func (w *Writer) finishRejoin(released int, took time.Duration, now time.Time) {
+	w.rejoinTarget = released + w.pendingBatches
+	w.rejoinBy = now.Add(2 * took)
+	w.rejoinFirm = now.Add(maxRejoinWait)
+	w.rejoinGap = min(took/4, maxRejoinWait)
+	w.rejoinSeen = w.pendingBatches
+	// The batches pending now came in during the PUT.
+	w.rejoinSteady = float64(w.pendingBatches) * float64(w.rejoinGap) / float64(max(took, 1))
+}
+
 // rejoinProgressLocked reports, when a rejoin wait's timer fires, whether
-// batches arrived since it was set and time is left: the wait goes on.
+// batches arrived since it was set (past maxRejoinWait, more than a steady
+// load brings) and time is left: the wait goes on.
 // REQUIRES: w.mu held.
 func (w *Writer) rejoinProgressLocked() bool {
-	if w.pendingBatches <= w.rejoinSeen || !time.Now().Before(w.rejoinBy) {
+	now := time.Now()
+	arrived := w.pendingBatches - w.rejoinSeen
+	if arrived <= 0 || !now.Before(w.rejoinBy) {
+		return false
+	}
+	if !now.Before(w.rejoinFirm) && float64(arrived) <= 2*w.rejoinSteady {
 		return false
 	}
 	w.rejoinSeen = w.pendingBatches
@@ -714,10 +747,7 @@ func (w *Writer) finish(id uint64, r putResult) {
 		w.history = append(w.history, Stored{ID: w.ackedID, MaxSeq: next.maxSeq})
 		// The writers this object releases are expected back with the ones
 		// already queued; see rejoinWaitLocked.
-		w.rejoinTarget = next.batches + w.pendingBatches
-		w.rejoinBy = time.Now().Add(min(2*next.took, maxRejoinWait))
-		w.rejoinGap = min(next.took/4, maxRejoinWait)
-		w.rejoinSeen = w.pendingBatches
+		w.finishRejoin(next.batches, next.took, time.Now())
 		w.durableSeq.Store(next.maxSeq)
 		w.stats.objects.Add(1)
 		w.stats.bytes.Add(uint64(next.bytes))
