@@ -212,6 +212,10 @@ type WriteHandle struct {
 // Seq returns the batch's sequence number.
 func (h WriteHandle) Seq() uint64 { return h.seq }
 
+// Stored reports, without waiting, whether the batch is stored in the WAL
+// (false too if it never will be: Durable says why).
+func (h WriteHandle) Stored() bool { return h.seq == 0 || h.db.wal.DurableSeq() >= h.seq }
+
 // Durable blocks until the batch is stored in the WAL, and so survives any
 // crash, or returns why it cannot be (fenced, closed, ctx).
 func (h WriteHandle) Durable(ctx context.Context) error {

@@ -93,11 +93,26 @@ type client struct {
 	writeMark int
 	afterMark int
 
-	// Replies handed to the server's replier (replier.go) wait for write
-	// held, whose seq holdSeq is while they do (0: none held). Both are
+	// Replies handed to the server's replier (replier.go) wait at the
+	// front of out, one segment per pipeline, oldest first; holdSeq is the
+	// newest segment's write seq while any is held (0: none). Both are
 	// written under wmu; the replier reads holdSeq without it.
-	held    lsm.WriteHandle
+	held    []heldSeg
 	holdSeq atomic.Uint64
+}
+
+// heldSeg is a pipeline's replies held for durability: out[start:end],
+// start being the previous segment's end (0 for the first). A pipeline
+// that wrote waits for w, the newest write when it ended, and its replies
+// from writeMark on (afterMark of them) become the error if w cannot be
+// made durable; one that did not write follows the segment before it, with
+// that segment's w.
+type heldSeg struct {
+	end       int
+	w         lsm.WriteHandle
+	wrote     bool
+	writeMark int
+	afterMark int
 }
 
 // monoBase is the origin of client.mark.
@@ -139,7 +154,7 @@ func (c *client) serve() {
 		c.s.pacer.MarkBusy(now)
 		c.mark = now.Sub(monoBase)
 		c.wmu.Lock()
-		if err := c.sendHeldLocked(); err != nil {
+		if err := c.sendStoredLocked(); err != nil {
 			c.wmu.Unlock()
 			return
 		}
@@ -154,10 +169,10 @@ func (c *client) serve() {
 			}
 		}
 		durable := c.waitsForWAL()
-		if len(c.out) > 0 && !durable {
+		if len(c.out) > 0 && !durable && len(c.held) == 0 {
 			c.yieldBeforeReply()
 		}
-		if durable && err == nil && c.holdLocked() {
+		if (durable || len(c.held) > 0) && err == nil && c.holdLocked() {
 			c.wmu.Unlock()
 			continue
 		}

@@ -14,7 +14,8 @@
 //     pipeline's replies and sends them after one wait for the newest
 //     write it made (the WAL acknowledges in order), or hands them to the
 //     server's replier, which does the same wait for them (replier.go);
-//     a connection's replies leave in the order of its commands either way.
+//     a connection's replies leave in the order of its commands either way,
+//     though its next pipeline may run before the last one's are sent.
 //     If that wait fails, the replies from the first write on are replaced
 //     by errors.
 //  3. A command's changes are one engine batch; EXEC's are one batch for

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tidwall/redcon"
+
 	"github.com/stratakv/strata/lsm"
 )
 
@@ -23,13 +25,19 @@ const holdMaxBytes = 64 << 10
 // reply, before it goes back to reading its socket: a goroutine switch per
 // durable write beside the one that delivers the next request, and the
 // wait's lock and select. A client that hands its replies over (holdLocked)
-// goes straight back to reading; its next pipeline, or its close, sends
-// them first if the replier has not yet (sendHeldLocked), so replies keep
-// their order and no client runs ahead of its durability.
+// goes straight back to reading. Its next pipeline sends those whose
+// writes are durable already (sendStoredLocked) and runs without waiting
+// for the rest, its replies held behind them in the client's buffer, one
+// segment per pipeline: a client that sends without waiting for replies
+// has its writes join the WAL's next object, not the one after the object
+// in flight. Its close, or a pipeline whose replies cannot be held, sends
+// them all first (sendHeldLocked). Replies keep their order, and none
+// leaves before the writes it follows are durable.
 //
 // The replier never blocks on a client: it takes the client's write lock
-// only if it is free (a client's goroutine holding it is about to send its
-// held replies itself), and it writes only what the socket takes at once;
+// only if it is free (else it tries again after the other clients: the
+// client's goroutine holds it while it runs a pipeline or sends held
+// replies itself), and it writes only what the socket takes at once;
 // the rest of a reply to a client that does not read goes out from a
 // goroutine of its own, which holds the client's write lock until done.
 type replier struct {
@@ -93,7 +101,7 @@ func (r *replier) run(ctx context.Context) {
 			if err := e.w.Durable(ctx); err != nil && ctx.Err() != nil {
 				return
 			}
-			if e.c.holdSeq.Load() != e.w.Seq() {
+			if e.c.holdSeq.Load() == 0 {
 				continue // sent by the client's goroutine
 			}
 			if !e.c.wmu.TryLock() {
@@ -117,71 +125,194 @@ func (r *replier) run(ctx context.Context) {
 	}
 }
 
-// holdLocked hands the pipeline's replies, which wait for the WAL, to the
-// replier, to be sent once its writes are durable, instead of waiting
-// here, if it may: they are small, go to a plain socket, and the
-// connection stays open. It reports whether it did.
-// REQUIRES: c.wmu held, c.waitsForWAL().
+// maxHeld bounds the pipelines whose replies a client holds at once: a
+// client that keeps sending while its writes wait for the WAL then waits
+// for them before it runs more.
+const maxHeld = 16
+
+// holdLocked hands the pipeline's replies, which follow any held before
+// them in c.out, to the replier, to be sent once its writes (and those of
+// the pipelines before it) are durable, instead of waiting here, if it
+// may: they are small, go to a plain socket, and the connection stays
+// open. A pipeline that did not write is held only behind one that did.
+// It reports whether it did.
+// REQUIRES: c.wmu held, c.waitsForWAL() or held replies.
 func (c *client) holdLocked() bool {
-	if c.raw == nil || len(c.out) == 0 || len(c.out) > holdMaxBytes ||
-		c.quit || c.killed.Load() {
+	start := c.heldEnd()
+	if c.raw == nil || len(c.out) == start || len(c.out) > holdMaxBytes ||
+		len(c.held) == maxHeld || c.quit || c.killed.Load() {
 		return false
 	}
-	w := c.s.db.LastWrite()
-	if w.Seq() == 0 {
-		return false // nothing to wait for
+	seg := heldSeg{end: len(c.out), wrote: c.waitsForWAL(), writeMark: c.writeMark, afterMark: c.afterMark}
+	if seg.wrote {
+		if seg.w = c.s.db.LastWrite(); seg.w.Seq() == 0 {
+			return false // nothing to wait for
+		}
+	} else {
+		if len(c.held) == 0 {
+			return false
+		}
+		seg.w = c.held[len(c.held)-1].w
 	}
-	c.held = w
-	c.holdSeq.Store(w.Seq())
-	c.s.replier.add(c.s, c, w)
+	c.held = append(c.held, seg)
+	c.wrote, c.afterMark = false, 0
+	c.holdSeq.Store(seg.w.Seq())
+	if seg.wrote {
+		// A segment that did not write goes with the one before it.
+		c.s.replier.add(c.s, c, seg.w)
+	}
 	return true
 }
 
-// sendHeldLocked sends replies held for durability that the replier has
-// not sent yet, waiting for their writes if need be.
+// heldEnd is where the held replies end in c.out.
 // REQUIRES: c.wmu held.
-func (c *client) sendHeldLocked() error {
-	if c.holdSeq.Load() == 0 {
+func (c *client) heldEnd() int {
+	if len(c.held) == 0 {
+		return 0
+	}
+	return c.held[len(c.held)-1].end
+}
+
+// sendStoredLocked starts a pipeline: it sends the held replies whose
+// writes are durable already, without waiting for the rest, so that the
+// pipeline's writes join the WAL's next object rather than the one after
+// it. A client holding maxHeld pipelines waits for them all first.
+// REQUIRES: c.wmu held.
+func (c *client) sendStoredLocked() error {
+	if len(c.held) == maxHeld {
+		return c.sendHeldLocked()
+	}
+	n := 0
+	for n < len(c.held) && c.held[n].w.Stored() {
+		n++
+	}
+	if n == 0 {
 		return nil
 	}
-	c.holdSeq.Store(0)
-	return c.sendLocked(c.held)
+	return c.sendFirstLocked(n, nil)
+}
+
+// sendHeldLocked sends every held reply, waiting for their writes if need
+// be.
+// REQUIRES: c.wmu held.
+func (c *client) sendHeldLocked() error {
+	if len(c.held) == 0 {
+		return nil
+	}
+	n := len(c.held)
+	return c.sendFirstLocked(n, c.held[n-1].w.Durable(c.s.ctxForDurable()))
+}
+
+// sendFirstLocked sends the first n held segments, whose wait ended with
+// err (nil: durable).
+// REQUIRES: c.wmu held.
+func (c *client) sendFirstLocked(n int, err error) error {
+	end := c.settleHeldLocked(n, err)
+	c.armWrite()
+	_, werr := c.sock.Write(c.out[:end])
+	c.s.stats.netOut.Add(uint64(end))
+	c.dropSentLocked(n, end)
+	return werr
+}
+
+// settleHeldLocked settles the first n held segments with their wait's
+// outcome err and returns the length of their replies at the front of
+// c.out: if err is not nil, each one's replies from its first write on
+// become the error, as settleLocked does to a pipeline's.
+// REQUIRES: c.wmu held.
+func (c *client) settleHeldLocked(n int, err error) int {
+	end := c.held[n-1].end
+	if err == nil {
+		return end
+	}
+	msg := errorText(err)
+	out := make([]byte, 0, len(c.out))
+	start := 0
+	for _, sg := range c.held[:n] {
+		if sg.wrote {
+			out = append(out, c.out[start:sg.writeMark]...)
+			for range sg.afterMark {
+				out = redcon.AppendError(out, msg)
+			}
+		} else {
+			out = append(out, c.out[start:sg.end]...)
+		}
+		start = sg.end
+	}
+	settled := len(out)
+	c.shiftHeldLocked(n, settled-end)
+	c.out = append(out, c.out[end:]...)
+	return settled
+}
+
+// shiftHeldLocked moves the offsets of the held segments from the n-th
+// on, and the running pipeline's, by delta bytes.
+// REQUIRES: c.wmu held.
+func (c *client) shiftHeldLocked(n, delta int) {
+	for i := n; i < len(c.held); i++ {
+		c.held[i].end += delta
+		c.held[i].writeMark += delta
+	}
+	if c.wrote {
+		c.writeMark += delta
+	}
+}
+
+// dropSentLocked removes the first n held segments, whose replies, the
+// first sent bytes of c.out, went out.
+// REQUIRES: c.wmu held.
+func (c *client) dropSentLocked(n, sent int) {
+	c.out = c.out[:copy(c.out, c.out[sent:])]
+	c.shiftHeldLocked(n, -sent)
+	c.held = append(c.held[:0], c.held[n:]...)
+	var seq uint64
+	if len(c.held) > 0 {
+		seq = c.held[len(c.held)-1].w.Seq()
+	}
+	c.holdSeq.Store(seq)
+	if len(c.out) == 0 {
+		c.resetOutLocked()
+	}
 }
 
 // sendHeldBy is the replier's send of c's replies held for write w, which
-// is durable (or failed). It releases c.wmu, now or, if the socket is
-// full, from the goroutine that finishes the write.
+// is durable (or failed), and of those held before them. It releases
+// c.wmu, now or, if the socket is full, from the goroutine that finishes
+// the write.
 // REQUIRES: c.wmu held.
 func (c *client) sendHeldBy(w lsm.WriteHandle) {
-	if c.holdSeq.Load() != w.Seq() {
-		// Sent by the client's goroutine (which may have held newer ones).
+	n := 0
+	for n < len(c.held) && c.held[n].w.Seq() <= w.Seq() {
+		n++
+	}
+	if n == 0 {
+		// Sent by the client's goroutine.
 		c.wmu.Unlock()
 		return
 	}
-	c.holdSeq.Store(0)
-	c.settleLocked(c.held)
+	end := c.settleHeldLocked(n, w.Durable(c.s.ctxForDurable()))
 	c.armWrite() // a deadline the client's goroutine set would expire
-	n, err := c.raw.tryWrite(c.out)
-	c.s.stats.netOut.Add(uint64(n))
-	if err == nil && n < len(c.out) {
-		rest := c.out[n:]
+	k, err := c.raw.tryWrite(c.out[:end])
+	c.s.stats.netOut.Add(uint64(k))
+	if err == nil && k < end {
+		rest := c.out[k:end]
 		c.s.replier.spilled.Add(1)
 		go func() {
 			_, err := c.sock.Write(rest)
 			c.s.stats.netOut.Add(uint64(len(rest)))
-			c.heldSentLocked(err)
+			c.heldSentLocked(n, end, err)
 		}()
 		return
 	}
-	c.heldSentLocked(err)
+	c.heldSentLocked(n, end, err)
 }
 
-// heldSentLocked ends the replier's send of held replies: it releases
-// c.wmu, then closes the client if the write failed, or sends what
-// publishers queued meanwhile.
+// heldSentLocked ends the replier's send of the first n held segments,
+// sent bytes of c.out: it releases c.wmu, then closes the client if the
+// write failed, or sends what publishers queued meanwhile.
 // REQUIRES: c.wmu held.
-func (c *client) heldSentLocked(err error) {
-	c.resetOutLocked()
+func (c *client) heldSentLocked(n, sent int, err error) {
+	c.dropSentLocked(n, sent)
 	c.wmu.Unlock()
 	if err != nil {
 		c.kill()
