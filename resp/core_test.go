@@ -452,6 +452,20 @@ func TestExecRuntimeError(t *testing.T) {
 	do(t, c, "$1\r\n2\r\n", "GET", "b")
 }
 
+// startHeldWrite starts a server on a gateBucket, makes one durable write,
+// then closes the gate and sends SET a 1, whose WAL upload the gate holds.
+func startHeldWrite(t *testing.T) (*testServer, *gateBucket, *resptest.Conn) {
+	t.Helper()
+	gate := &gateBucket{Bucket: blob.NewMemBucket()}
+	ts := startServer(t, Config{}, gate)
+	t.Cleanup(gate.release)
+	c := resptest.Dial(t, ts.addr)
+	do(t, c, "+OK\r\n", "SET", "warm", "up")
+	gate.hold()
+	c.SendRaw(resptest.AppendCommand(nil, "SET", "a", "1"))
+	return ts, gate, c
+}
+
 // gateBucket holds every Upload while closed, to hold WAL flushes.
 type gateBucket struct {
 	objstore.Bucket
@@ -492,13 +506,7 @@ func (g *gateBucket) Upload(ctx context.Context, name string, r io.Reader, opts 
 // TestDurableReply: under appendfsync always a write's reply waits for the
 // WAL upload; under everysec it does not.
 func TestDurableReply(t *testing.T) {
-	gate := &gateBucket{Bucket: blob.NewMemBucket()}
-	ts := startServer(t, Config{}, gate)
-	defer gate.release()
-	c := resptest.Dial(t, ts.addr)
-	do(t, c, "+OK\r\n", "SET", "warm", "up")
-	gate.hold()
-	c.SendRaw(resptest.AppendCommand(nil, "SET", "a", "1"))
+	ts, gate, c := startHeldWrite(t)
 	c.SetTimeout(300 * time.Millisecond)
 	if got, err := c.TryReadReply(); err == nil {
 		t.Fatalf("reply before the WAL upload: %q", got)
@@ -552,12 +560,20 @@ func TestFencedWriteFails(t *testing.T) {
 	if got := c.ReadReply(); !bytes.HasPrefix(got, []byte("-ERR strata: fenced")) {
 		t.Fatalf("pipelined fenced write: %q", got)
 	}
+	expectFencedOwnerSees(t, ts, db2, "a", "1")
+}
+
+// expectFencedOwnerSees checks that db2, which fenced ts's server, reads
+// want at key, then closes the fenced server.
+func expectFencedOwnerSees(t *testing.T, ts *testServer, db2 *lsm.DB, key, want string) {
+	t.Helper()
+	ctx := context.Background()
 	st, err := keyspace.Open(ctx, db2, keyspace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _, _ := st.Get(ctx, 0, []byte("a")); string(v) != "1" {
-		t.Fatalf("new owner sees %q", v)
+	if v, _, _ := st.Get(ctx, 0, []byte(key)); string(v) != want {
+		t.Fatalf("new owner sees %q at %s, want %q", v, key, want)
 	}
 	ts.srv.Close(ctx)
 	ts.db.Close()

@@ -217,8 +217,9 @@ func (c *client) sendFirstLocked(n int, err error) error {
 
 // settleHeldLocked settles the first n held segments with their wait's
 // outcome err and returns the length of their replies at the front of
-// c.out: if err is not nil, each one's replies from its first write on
-// become the error, as settleLocked does to a pipeline's.
+// c.out: if err is not nil, the replies of each one whose writes are not
+// stored, from its first write on, become the error, as settleLocked does
+// to a pipeline's. (The WAL stores in order: those stored come first.)
 // REQUIRES: c.wmu held.
 func (c *client) settleHeldLocked(n int, err error) int {
 	end := c.held[n-1].end
@@ -229,7 +230,7 @@ func (c *client) settleHeldLocked(n int, err error) int {
 	out := make([]byte, 0, len(c.out))
 	start := 0
 	for _, sg := range c.held[:n] {
-		if sg.wrote {
+		if sg.wrote && !sg.w.Stored() {
 			out = append(out, c.out[start:sg.writeMark]...)
 			for range sg.afterMark {
 				out = redcon.AppendError(out, msg)

@@ -12,7 +12,6 @@ import (
 	"github.com/thanos-io/objstore"
 
 	"github.com/stratakv/strata/blob"
-	"github.com/stratakv/strata/keyspace"
 	"github.com/stratakv/strata/lsm"
 	"github.com/stratakv/strata/resp/resptest"
 )
@@ -200,13 +199,7 @@ func TestHeldRepliesBeforeProtocolError(t *testing.T) {
 // replies before sending, needs on a slow store). Its replies still leave
 // only once durable, after the earlier ones.
 func TestHeldPipelineRunsBeforeTheLastIsDurable(t *testing.T) {
-	gate := &gateBucket{Bucket: blob.NewMemBucket()}
-	ts := startServer(t, Config{}, gate)
-	defer gate.release()
-	c := resptest.Dial(t, ts.addr)
-	do(t, c, "+OK\r\n", "SET", "warm", "up")
-	gate.hold()
-	c.SendRaw(resptest.AppendCommand(nil, "SET", "a", "1"))
+	ts, gate, c := startHeldWrite(t)
 	time.Sleep(50 * time.Millisecond) // its reply is held, its PUT stuck at the gate
 	c.SendRaw(append(resptest.AppendCommand(nil, "SET", "b", "2"), resptest.AppendCommand(nil, "GET", "b")...))
 	r := resptest.Dial(t, ts.addr)
@@ -264,14 +257,5 @@ func TestHeldPipelinesFailInOrder(t *testing.T) {
 			t.Fatalf("reply %d: %q, want %q", i, got, want)
 		}
 	}
-	st, err := keyspace.Open(ctx, db2, keyspace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _, _ := st.Get(ctx, 0, []byte("a")); string(v) != "1" {
-		t.Fatalf("new owner sees %q", v)
-	}
-	ts.srv.Close(ctx)
-	ts.db.Close()
-	ts.srv = nil
+	expectFencedOwnerSees(t, ts, db2, "a", "1")
 }
