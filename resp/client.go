@@ -238,42 +238,10 @@ func (c *client) readFailed(err error) {
 // acknowledged.
 // REQUIRES: c.wmu held.
 func (c *client) flushLocked() error {
-	if err := c.sendHeldLocked(); err != nil {
-		return err
+	if len(c.out) > c.heldEnd() || c.wrote {
+		c.pushLocked(c.segmentLocked())
 	}
-	var w lsm.WriteHandle // the zero handle is durable
-	if c.waitsForWAL() {
-		w = c.s.db.LastWrite()
-	}
-	return c.sendLocked(w)
-}
-
-// sendLocked sends the replies once write w is durable.
-// REQUIRES: c.wmu held.
-func (c *client) sendLocked(w lsm.WriteHandle) error {
-	c.settleLocked(w)
-	if len(c.out) == 0 {
-		return nil
-	}
-	c.armWrite()
-	_, err := c.sock.Write(c.out)
-	c.s.stats.netOut.Add(uint64(len(c.out)))
-	c.resetOutLocked()
-	return err
-}
-
-// settleLocked waits for write w to be durable; if it cannot be, the
-// replies from the first write on become the error.
-// REQUIRES: c.wmu held.
-func (c *client) settleLocked(w lsm.WriteHandle) {
-	if err := w.Durable(c.s.ctxForDurable()); err != nil {
-		msg := errorText(err)
-		c.out = c.out[:c.writeMark]
-		for range c.afterMark {
-			c.out = redcon.AppendError(c.out, msg)
-		}
-	}
-	c.wrote, c.afterMark = false, 0
+	return c.sendHeldLocked()
 }
 
 // resetOutLocked empties the reply buffer, dropping a large one.

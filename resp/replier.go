@@ -138,30 +138,44 @@ const maxHeld = 16
 // It reports whether it did.
 // REQUIRES: c.wmu held, c.waitsForWAL() or held replies.
 func (c *client) holdLocked() bool {
-	start := c.heldEnd()
-	if c.raw == nil || len(c.out) == start || len(c.out) > holdMaxBytes ||
+	if c.raw == nil || len(c.out) == c.heldEnd() || len(c.out) > holdMaxBytes ||
 		len(c.held) == maxHeld || c.quit || c.killed.Load() {
 		return false
 	}
-	seg := heldSeg{end: len(c.out), wrote: c.waitsForWAL(), writeMark: c.writeMark, afterMark: c.afterMark}
-	if seg.wrote {
-		if seg.w = c.s.db.LastWrite(); seg.w.Seq() == 0 {
-			return false // nothing to wait for
-		}
-	} else {
-		if len(c.held) == 0 {
-			return false
-		}
-		seg.w = c.held[len(c.held)-1].w
+	seg := c.segmentLocked()
+	if seg.w.Seq() == 0 {
+		return false // nothing to wait for
 	}
-	c.held = append(c.held, seg)
-	c.wrote, c.afterMark = false, 0
-	c.holdSeq.Store(seg.w.Seq())
+	c.pushLocked(seg)
 	if seg.wrote {
 		// A segment that did not write goes with the one before it.
 		c.s.replier.add(c.s, c, seg.w)
 	}
 	return true
+}
+
+// segmentLocked makes the running pipeline's replies, c.out past the held
+// ones, a segment: one that wrote under appendfsync always waits for the
+// newest write; any other for what the segment before it waits for, or
+// for nothing.
+// REQUIRES: c.wmu held.
+func (c *client) segmentLocked() heldSeg {
+	seg := heldSeg{end: len(c.out), wrote: c.waitsForWAL(), writeMark: c.writeMark, afterMark: c.afterMark}
+	if seg.wrote {
+		seg.w = c.s.db.LastWrite()
+	} else if len(c.held) > 0 {
+		seg.w = c.held[len(c.held)-1].w
+	}
+	return seg
+}
+
+// pushLocked holds seg after the held segments; the next pipeline starts
+// afresh.
+// REQUIRES: c.wmu held.
+func (c *client) pushLocked(seg heldSeg) {
+	c.held = append(c.held, seg)
+	c.wrote, c.afterMark = false, 0
+	c.holdSeq.Store(seg.w.Seq())
 }
 
 // heldEnd is where the held replies end in c.out.
@@ -208,9 +222,12 @@ func (c *client) sendHeldLocked() error {
 // REQUIRES: c.wmu held.
 func (c *client) sendFirstLocked(n int, err error) error {
 	end := c.settleHeldLocked(n, err)
-	c.armWrite()
-	_, werr := c.sock.Write(c.out[:end])
-	c.s.stats.netOut.Add(uint64(end))
+	var werr error
+	if end > 0 {
+		c.armWrite()
+		_, werr = c.sock.Write(c.out[:end])
+		c.s.stats.netOut.Add(uint64(end))
+	}
 	c.dropSentLocked(n, end)
 	return werr
 }
@@ -218,8 +235,8 @@ func (c *client) sendFirstLocked(n int, err error) error {
 // settleHeldLocked settles the first n held segments with their wait's
 // outcome err and returns the length of their replies at the front of
 // c.out: if err is not nil, the replies of each one whose writes are not
-// stored, from its first write on, become the error, as settleLocked does
-// to a pipeline's. (The WAL stores in order: those stored come first.)
+// stored, from its first write on, become the error: nothing not durable
+// is acknowledged. (The WAL stores in order: those stored come first.)
 // REQUIRES: c.wmu held.
 func (c *client) settleHeldLocked(n int, err error) int {
 	end := c.held[n-1].end

@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -258,4 +259,43 @@ func TestHeldPipelinesFailInOrder(t *testing.T) {
 		}
 	}
 	expectFencedOwnerSees(t, ts, db2, "a", "1")
+}
+
+// TestHeldFailureSparesStoredSegments: a failed wait turns into the error
+// only the replies of held pipelines whose writes are not stored: one the
+// WAL stored before the failure keeps its replies, as do the replies
+// before a pipeline's first write and those of a pipeline without writes.
+func TestHeldFailureSparesStoredSegments(t *testing.T) {
+	gate := &gateBucket{Bucket: blob.NewMemBucket()}
+	ts := startServer(t, Config{}, gate)
+	t.Cleanup(gate.release)
+	c := resptest.Dial(t, ts.addr)
+	do(t, c, "+OK\r\n", "SET", "warm", "up") // acknowledged, so stored
+	stored := ts.db.LastWrite()
+	gate.hold()
+	c.SendRaw(resptest.AppendCommand(nil, "SET", "a", "1"))
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.db.LastWrite().Seq() == stored.Seq() {
+		if time.Now().After(deadline) {
+			t.Fatal("SET a 1 was not applied")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	held := ts.db.LastWrite() // its upload waits at the gate
+	if !stored.Stored() || held.Stored() {
+		t.Fatalf("stored %v, held %v; want true, false", stored.Stored(), held.Stored())
+	}
+	// Three pipelines: SET; PING then SET; GET.
+	cl := &client{out: []byte("+OK\r\n+PONG\r\n+OK\r\n$1\r\n1\r\n")}
+	cl.held = []heldSeg{
+		{end: 5, w: stored, wrote: true, writeMark: 0, afterMark: 1},
+		{end: 17, w: held, wrote: true, writeMark: 12, afterMark: 1},
+		{end: 24, w: held},
+	}
+	end := cl.settleHeldLocked(3, errors.New("boom"))
+	if got, want := string(cl.out[:end]), "+OK\r\n+PONG\r\n-ERR boom\r\n$1\r\n1\r\n"; got != want {
+		t.Fatalf("settled %q, want %q", got, want)
+	}
+	gate.release()
+	expectReply(t, c, "+OK\r\n")
 }

@@ -104,7 +104,7 @@ func TestRejoinWaitTellsACrowdFromASteadyLoad(t *testing.T) {
 
 	// 22 batches came in during the 20 ms PUT: 2.2 per 2 ms gap.
 	ack(22, 22)
-	if w.rejoinGap != maxRejoinWait || !near(w.rejoinSteady, 2.2) {
+	if w.rejoinGap != maxRejoinWait || !closeTo(w.rejoinSteady, 2.2) {
 		t.Fatalf("gap %v, steady %.2f per gap; want %v, 2.2", w.rejoinGap, w.rejoinSteady, maxRejoinWait)
 	}
 	if got := w.rejoinBy.Sub(w.rejoinFirm); got != 2*took-maxRejoinWait {
@@ -140,4 +140,4 @@ func TestRejoinWaitTellsACrowdFromASteadyLoad(t *testing.T) {
 	}
 }
 
-func near(a, b float64) bool { return a > b-1e-9 && a < b+1e-9 }
+func closeTo(a, b float64) bool { return a > b-1e-9 && a < b+1e-9 }
