@@ -238,6 +238,14 @@ func (c *client) readFailed(err error) {
 // acknowledged.
 // REQUIRES: c.wmu held.
 func (c *client) flushLocked() error {
+	if len(c.held) == 0 && !c.waitsForWAL() {
+		// Nothing to wait for: the replies of every pipeline outside
+		// appendfsync always.
+		c.wrote, c.afterMark = false, 0
+		err := c.writeOutLocked(len(c.out))
+		c.resetOutLocked()
+		return err
+	}
 	if len(c.out) > c.heldEnd() || c.wrote {
 		c.pushLocked(c.segmentLocked())
 	}

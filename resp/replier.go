@@ -222,14 +222,21 @@ func (c *client) sendHeldLocked() error {
 // REQUIRES: c.wmu held.
 func (c *client) sendFirstLocked(n int, err error) error {
 	end := c.settleHeldLocked(n, err)
-	var werr error
-	if end > 0 {
-		c.armWrite()
-		_, werr = c.sock.Write(c.out[:end])
-		c.s.stats.netOut.Add(uint64(end))
-	}
+	werr := c.writeOutLocked(end)
 	c.dropSentLocked(n, end)
 	return werr
+}
+
+// writeOutLocked writes the first n bytes of c.out.
+// REQUIRES: c.wmu held.
+func (c *client) writeOutLocked(n int) error {
+	if n == 0 {
+		return nil
+	}
+	c.armWrite()
+	_, err := c.sock.Write(c.out[:n])
+	c.s.stats.netOut.Add(uint64(n))
+	return err
 }
 
 // settleHeldLocked settles the first n held segments with their wait's
